@@ -1,0 +1,157 @@
+/**
+ * The storage contract every adapter implements (memory, SQLite, Postgres).
+ *
+ * Model: a task is a snapshot plus an append-only, per-task event log. Every event gets the next
+ * sequence number of its task (1, 2, 3, …) and the snapshot's `version` is always the sequence of
+ * the last event applied to it. Writers send the version they read (`expectedVersion`); a store
+ * that finds another version refuses the write with {@link VersionConflictError}, so two workers
+ * (or an agent event racing a cancel) never silently overwrite each other.
+ *
+ * Stores are deliberately dumb: they persist what the runtime computed (see `applyEvents` in
+ * `task-state.ts`) and never interpret protocol rules, so every adapter behaves the same.
+ *
+ * All data is copied in and out: callers may mutate what they pass or receive.
+ */
+
+import type { Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from './types.js';
+
+/** Internal marker: the turn `turnId` ended with the task still non-final (e.g. `working`). */
+export interface TurnEndEvent {
+  kind: 'turn-end';
+  taskId: string;
+  contextId: string;
+  /** The messageId of the user message that started the turn. */
+  turnId: string;
+}
+
+/**
+ * What the event log holds. `task` creates the task; a `message` appends a user message to the
+ * history (a follow-up on an existing task); status and artifact updates are the A2A stream events
+ * (§7.2); `turn-end` is internal and never sent to clients.
+ */
+export type TaskEvent = Task | Message | TaskStatusUpdateEvent | TaskArtifactUpdateEvent | TurnEndEvent;
+
+export interface StoredEvent {
+  /** Per-task sequence number, starting at 1, without gaps. */
+  seq: number;
+  event: TaskEvent;
+  /** When the store recorded it, in epoch milliseconds (the store's clock). */
+  createdAt: number;
+}
+
+export interface TaskRecord {
+  task: Task;
+  /** Sequence number of the last event applied to `task`. */
+  version: number;
+  /** Epoch milliseconds (the store's clock). */
+  createdAt: number;
+  updatedAt: number;
+}
+
+export interface CommitRequest {
+  taskId: string;
+  /** The version the caller read; 0 creates the task. */
+  expectedVersion: number;
+  /** The snapshot after applying `events`. */
+  task: Task;
+  /** At least one event; they get sequence numbers expectedVersion+1, expectedVersion+2, … */
+  events: TaskEvent[];
+}
+
+export interface ContextRecord {
+  contextId: string;
+  /** The agent's own state for this conversation, any JSON value (e.g. an upstream conversation id). */
+  state: unknown;
+  updatedAt: number;
+}
+
+/** Per-call information a store may use (cancellation, tracing). Optional in every call. */
+export interface StoreCallContext {
+  signal?: AbortSignal;
+}
+
+export interface ListTasksOptions {
+  /** At most this many, oldest first. */
+  limit?: number;
+}
+
+export interface PurgeResult {
+  tasks: number;
+  contexts: number;
+}
+
+/**
+ * What a store can do, as data (abstract-level's manifest). The conformance suite skips a module
+ * only when the store declares the capability false; users read it too.
+ */
+export interface StoreCapabilities {
+  /** Data survives close() and a new instance on the same location. */
+  durable: boolean;
+  /** Events committed by one process reach subscribers in another. */
+  crossProcess: boolean;
+  /** purgeExpired() deletes terminal tasks and their contexts. */
+  ttl: boolean;
+  /** Several agents (namespaces) can share one database without seeing each other. */
+  namespaces: boolean;
+}
+
+export type Unsubscribe = () => void;
+
+export interface TaskStore {
+  /**
+   * Atomically checks the task's version, stores the new snapshot and appends the events.
+   * `expectedVersion: 0` creates the task and fails if it exists.
+   * @returns the stored events with their sequence numbers.
+   * @throws {VersionConflictError} when the task's version is not `expectedVersion`
+   *   (including: creating a task that exists, or updating one that does not).
+   */
+  commit(request: CommitRequest, ctx?: StoreCallContext): Promise<StoredEvent[]>;
+
+  /** The task with its version, or `undefined` when it does not exist (or was purged). */
+  getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined>;
+
+  /** Events with `seq > afterSeq` in sequence order (at most `limit`); `[]` for an unknown task. */
+  readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]>;
+
+  /** Tasks of one context, oldest first; `[]` for an unknown context. */
+  listTasksByContext(contextId: string, options?: ListTasksOptions, ctx?: StoreCallContext): Promise<TaskRecord[]>;
+
+  /** Tasks whose state is neither terminal nor interrupted (§6.3): submitted, working, unknown. */
+  listActiveTasks(ctx?: StoreCallContext): Promise<TaskRecord[]>;
+}
+
+export interface ContextStore {
+  /** The context's state, or `undefined` when none was ever set (or it was purged). */
+  getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined>;
+  /** Creates or replaces the context's state. */
+  setContext(contextId: string, state: unknown, ctx?: StoreCallContext): Promise<void>;
+}
+
+/** Delivery of "task X has events up to seq N" to live subscribers, in-process or across processes. */
+export interface EventNotifier {
+  /**
+   * Calls `listener` with a sequence number after events of `taskId` are committed (by this process
+   * or, when `supports.crossProcess`, by any). Notifications may be coalesced, repeated or arrive
+   * late: subscribers read the log with `readEvents` and never trust a notification for content.
+   */
+  subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe;
+}
+
+export interface A2AStore extends TaskStore, ContextStore, EventNotifier {
+  readonly supports: StoreCapabilities;
+  /** Connects and migrates; idempotent. The runtime calls it before first use. */
+  open(): Promise<void>;
+  /** Releases what the store created (a pool it was given stays open). Idempotent. */
+  close(): Promise<void>;
+  /** Resolves when the backing storage answers; rejects with an Error saying why otherwise. */
+  ping(): Promise<void>;
+  /**
+   * Deletes terminal tasks (and their events) last updated before `cutoff` (epoch ms), and contexts
+   * that no longer have any task and were last updated before `cutoff`.
+   */
+  purgeExpired(cutoff: number, ctx?: StoreCallContext): Promise<PurgeResult>;
+}
+
+/** Clock injected into stores and the runtime so tests control time without sleeping. */
+export type Clock = () => number;
+export const systemClock: Clock = () => Date.now();

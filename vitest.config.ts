@@ -1,0 +1,27 @@
+import { defineConfig } from 'vitest/config';
+
+// Workspace packages resolve to their TypeScript sources through this export condition, so tests
+// (and the demo, via `node --conditions`) run without a build step.
+const conditions = ['@fastify-a2a/source'];
+
+const project = (name: string, extra: Record<string, unknown> = {}) => ({
+  extends: true as const,
+  test: { name, root: `packages/${name}`, include: ['test/**/*.test.ts'], ...extra },
+});
+
+export default defineConfig({
+  resolve: { conditions },
+  ssr: { resolve: { conditions } },
+  test: {
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    globalSetup: ['./test-support/global-setup.ts'],
+    projects: [
+      project('core'),
+      project('store-memory'),
+      project('store-sqlite'),
+      project('store-postgres'),
+      project('fastify'),
+    ],
+  },
+});
