@@ -1,0 +1,545 @@
+/**
+ * A2A store on SQLite through better-sqlite3: a single file shared by every worker process on one
+ * machine. better-sqlite3 is synchronous, so each write is one `BEGIN IMMEDIATE` transaction that
+ * never spans an `await`: the version check and the write happen under the file's write lock, and
+ * two processes writing the same task serialise (the loser gets a VersionConflictError, never a
+ * lost update).
+ */
+
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import {
+  A2AError,
+  type A2AStore,
+  type Clock,
+  type CommitRequest,
+  type ContextRecord,
+  type ListTasksOptions,
+  type PurgeResult,
+  type StoreCallContext,
+  type StoreCapabilities,
+  type StoredEvent,
+  systemClock,
+  type Task,
+  type TaskEvent,
+  type TaskRecord,
+  type TaskState,
+  TERMINAL_STATES,
+  type Unsubscribe,
+  VersionConflictError,
+} from '@fastify-a2a/core';
+import Database from 'better-sqlite3';
+import { notOpen, openError, storeError } from './errors.js';
+import { migrate } from './migrations.js';
+
+export interface SqliteStoreOptions {
+  /**
+   * Path of the database file, or `':memory:'` for a private in-memory database (not durable, not
+   * shared with other processes). The parent directory is created when missing. Required unless
+   * `database` is given.
+   */
+  filename?: string;
+  /**
+   * An open better-sqlite3 connection to use instead of opening `filename`. The store migrates it
+   * and sets its busy timeout (and WAL mode, for a file) but never closes it: its owner does.
+   */
+  database?: Database.Database;
+  /**
+   * Isolates several agents sharing one file: every row is keyed by it, and a store only sees its
+   * own namespace.
+   * @default 'default'
+   */
+  namespace?: string;
+  /**
+   * Source of `createdAt`/`updatedAt` timestamps (epoch milliseconds).
+   * @default systemClock (Date.now)
+   */
+  clock?: Clock;
+  /**
+   * How long a statement waits for another connection's write lock before failing with
+   * STORE_UNAVAILABLE.
+   * @default 5000
+   */
+  busyTimeoutMs?: number;
+  /**
+   * How often the store checks the file for commits made by other processes while at least one
+   * subscriber is listening. Smaller is snappier and costs one cheap query per tick.
+   * @default 50
+   */
+  pollIntervalMs?: number;
+}
+
+export const DEFAULT_NAMESPACE = 'default';
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+export const DEFAULT_POLL_INTERVAL_MS = 50;
+
+/** §6.3: neither terminal nor interrupted. */
+const ACTIVE_STATES: readonly TaskState[] = ['submitted', 'working', 'unknown'];
+
+/** SQL list literal of constant state names (never user input). */
+const sqlList = (states: Iterable<string>): string => [...states].map((state) => `'${state}'`).join(', ');
+
+interface TaskRow {
+  task_json: string;
+  version: number;
+  created_at: number;
+  updated_at: number;
+}
+
+interface EventRow {
+  seq: number;
+  event_json: string;
+  created_at: number;
+}
+
+interface ContextRow {
+  state_json: string;
+  updated_at: number;
+}
+
+interface TaskWrite {
+  namespace: string;
+  taskId: string;
+  contextId: string;
+  state: string;
+  version: number;
+  taskJson: string;
+  now: number;
+}
+
+interface EventWrite {
+  namespace: string;
+  taskId: string;
+  seq: number;
+  eventJson: string;
+  now: number;
+}
+
+interface CommitArgs {
+  write: TaskWrite;
+  expectedVersion: number;
+  eventJsons: string[];
+}
+
+type Statements = ReturnType<typeof prepare>;
+
+/** Every statement the store runs, prepared once per connection (after migrating, so tables exist). */
+function prepare(db: Database.Database) {
+  const columns = 'task_json, version, created_at, updated_at';
+  const statements = {
+    ping: db.prepare<[], number>('SELECT 1').pluck(),
+    // Changes whenever another connection commits to the file (not on our own commits).
+    dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
+    taskVersion: db
+      .prepare<[string, string], number>('SELECT version FROM a2a_tasks WHERE namespace = ? AND task_id = ?')
+      .pluck(),
+    // One statement for any number of subscribed tasks: the ids come as one JSON array parameter.
+    taskVersions: db.prepare<[string, string], { task_id: string; version: number }>(
+      'SELECT task_id, version FROM a2a_tasks WHERE namespace = ? AND task_id IN (SELECT value FROM json_each(?))',
+    ),
+    insertTask: db.prepare<[TaskWrite]>(
+      `INSERT INTO a2a_tasks (namespace, task_id, context_id, state, version, task_json, created_at, updated_at)
+       VALUES (@namespace, @taskId, @contextId, @state, @version, @taskJson, @now, @now)`,
+    ),
+    updateTask: db.prepare<[TaskWrite]>(
+      `UPDATE a2a_tasks SET context_id = @contextId, state = @state, version = @version, task_json = @taskJson,
+       updated_at = @now WHERE namespace = @namespace AND task_id = @taskId`,
+    ),
+    insertEvent: db.prepare<[EventWrite]>(
+      `INSERT INTO a2a_events (namespace, task_id, seq, event_json, created_at)
+       VALUES (@namespace, @taskId, @seq, @eventJson, @now)`,
+    ),
+    getTask: db.prepare<[string, string], TaskRow>(
+      `SELECT ${columns} FROM a2a_tasks WHERE namespace = ? AND task_id = ?`,
+    ),
+    // LIMIT -1 means no limit in SQLite.
+    readEvents: db.prepare<[string, string, number, number], EventRow>(
+      `SELECT seq, event_json, created_at FROM a2a_events
+       WHERE namespace = ? AND task_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+    ),
+    // rowid breaks ties between tasks created in the same millisecond: insertion order.
+    tasksByContext: db.prepare<[string, string, number], TaskRow>(
+      `SELECT ${columns} FROM a2a_tasks WHERE namespace = ? AND context_id = ? ORDER BY created_at, rowid LIMIT ?`,
+    ),
+    activeTasks: db.prepare<[string], TaskRow>(
+      `SELECT ${columns} FROM a2a_tasks WHERE namespace = ? AND state IN (${sqlList(ACTIVE_STATES)})
+       ORDER BY created_at, rowid`,
+    ),
+    getContext: db.prepare<[string, string], ContextRow>(
+      'SELECT state_json, updated_at FROM a2a_contexts WHERE namespace = ? AND context_id = ?',
+    ),
+    setContext: db.prepare<[string, string, string, number]>(
+      `INSERT INTO a2a_contexts (namespace, context_id, state_json, updated_at) VALUES (?, ?, ?, ?)
+       ON CONFLICT (namespace, context_id) DO UPDATE SET state_json = excluded.state_json, updated_at = excluded.updated_at`,
+    ),
+    purgeEvents: db.prepare<[{ namespace: string; cutoff: number }]>(
+      `DELETE FROM a2a_events WHERE namespace = @namespace AND task_id IN (
+         SELECT task_id FROM a2a_tasks WHERE namespace = @namespace
+         AND state IN (${sqlList(TERMINAL_STATES)}) AND updated_at < @cutoff)`,
+    ),
+    purgeTasks: db.prepare<[{ namespace: string; cutoff: number }]>(
+      `DELETE FROM a2a_tasks WHERE namespace = @namespace
+       AND state IN (${sqlList(TERMINAL_STATES)}) AND updated_at < @cutoff`,
+    ),
+    purgeContexts: db.prepare<[{ namespace: string; cutoff: number }]>(
+      `DELETE FROM a2a_contexts WHERE namespace = @namespace AND updated_at < @cutoff
+       AND NOT EXISTS (SELECT 1 FROM a2a_tasks t
+                       WHERE t.namespace = a2a_contexts.namespace AND t.context_id = a2a_contexts.context_id)`,
+    ),
+  };
+
+  const commit = db.transaction(({ write, expectedVersion, eventJsons }: CommitArgs): void => {
+    const actual = statements.taskVersion.get(write.namespace, write.taskId);
+    if ((actual ?? 0) !== expectedVersion) throw new VersionConflictError(write.taskId, expectedVersion, actual);
+    if (actual === undefined) statements.insertTask.run(write);
+    else statements.updateTask.run(write);
+    eventJsons.forEach((eventJson, index) => {
+      statements.insertEvent.run({
+        namespace: write.namespace,
+        taskId: write.taskId,
+        seq: expectedVersion + index + 1,
+        eventJson,
+        now: write.now,
+      });
+    });
+  });
+
+  const purge = db.transaction((namespace: string, cutoff: number): PurgeResult => {
+    statements.purgeEvents.run({ namespace, cutoff });
+    const tasks = statements.purgeTasks.run({ namespace, cutoff }).changes;
+    const contexts = statements.purgeContexts.run({ namespace, cutoff }).changes;
+    return { tasks, contexts };
+  });
+
+  return { ...statements, commit, purge };
+}
+
+const toTaskRecord = (row: TaskRow): TaskRecord => ({
+  task: JSON.parse(row.task_json) as Task,
+  version: row.version,
+  createdAt: row.created_at,
+  updatedAt: row.updated_at,
+});
+
+function positiveNumber(value: unknown, name: string, fallback: number, allowZero: boolean): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
+    throw new A2AError(
+      'INVALID_OPTIONS',
+      `SqliteStore option "${name}" must be a ${allowZero ? 'non-negative' : 'positive'} number of milliseconds; got ${String(value)}.`,
+    );
+  }
+  return value;
+}
+
+interface Subscription {
+  listener: (seq: number) => void;
+}
+
+/**
+ * {@link A2AStore} on a SQLite file. Several processes (or several stores in one process) may use
+ * the same file: writes serialise on SQLite's write lock, and subscribers learn about other
+ * processes' commits by polling while they listen.
+ *
+ * ```ts
+ * const store = new SqliteStore({ filename: './.data/a2a.db' });
+ * await store.open();
+ * ```
+ */
+export class SqliteStore implements A2AStore {
+  readonly supports: StoreCapabilities;
+
+  readonly #filename: string;
+  readonly #database: Database.Database | undefined;
+  readonly #namespace: string;
+  readonly #clock: Clock;
+  readonly #busyTimeoutMs: number;
+  readonly #pollIntervalMs: number;
+
+  #db: Database.Database | undefined;
+  #statements: Statements | undefined;
+  #closed = false;
+
+  readonly #subscriptions = new Map<string, Set<Subscription>>();
+  /** Highest version each subscribed task was notified at (or had when first subscribed). */
+  readonly #seen = new Map<string, number>();
+  #timer: NodeJS.Timeout | undefined;
+  #dataVersion: number | undefined;
+
+  constructor(options: SqliteStoreOptions) {
+    if (typeof options !== 'object' || options === null) {
+      throw new A2AError('INVALID_OPTIONS', 'SqliteStore needs options: { filename: "./.data/a2a.db" } at least.');
+    }
+    const { filename, database } = options;
+    if (database !== undefined && filename !== undefined) {
+      throw new A2AError(
+        'INVALID_OPTIONS',
+        'SqliteStore takes either "filename" or "database", not both: the database handle already has a file.',
+      );
+    }
+    if (database === undefined && (typeof filename !== 'string' || filename === '')) {
+      throw new A2AError(
+        'INVALID_OPTIONS',
+        'SqliteStore option "filename" must be a path (e.g. "./.data/a2a.db") or ":memory:"; or pass an open better-sqlite3 handle as "database".',
+      );
+    }
+    const namespace = options.namespace ?? DEFAULT_NAMESPACE;
+    if (typeof namespace !== 'string' || namespace === '') {
+      throw new A2AError('INVALID_OPTIONS', 'SqliteStore option "namespace" must be a non-empty string.');
+    }
+    if (options.clock !== undefined && typeof options.clock !== 'function') {
+      throw new A2AError('INVALID_OPTIONS', 'SqliteStore option "clock" must be a function returning epoch ms.');
+    }
+    this.#database = database;
+    this.#filename = database?.name ?? (filename as string);
+    this.#namespace = namespace;
+    this.#clock = options.clock ?? systemClock;
+    this.#busyTimeoutMs = positiveNumber(options.busyTimeoutMs, 'busyTimeoutMs', DEFAULT_BUSY_TIMEOUT_MS, true);
+    this.#pollIntervalMs = positiveNumber(options.pollIntervalMs, 'pollIntervalMs', DEFAULT_POLL_INTERVAL_MS, false);
+    // An in-memory database lives and dies with its single connection.
+    const onDisk = database === undefined ? filename !== ':memory:' : !database.memory;
+    this.supports = Object.freeze({ durable: onDisk, crossProcess: onDisk, ttl: true, namespaces: true });
+  }
+
+  /** The namespace this store reads and writes. */
+  get namespace(): string {
+    return this.#namespace;
+  }
+
+  /** Opens the file (creating its directory), enables WAL and applies pending migrations. Idempotent. */
+  async open(): Promise<void> {
+    if (this.#statements !== undefined) return;
+    const owned = this.#database === undefined;
+    let db: Database.Database | undefined;
+    try {
+      if (this.#database !== undefined) {
+        db = this.#database;
+      } else {
+        if (this.supports.durable) mkdirSync(dirname(resolve(this.#filename)), { recursive: true });
+        db = new Database(this.#filename, { timeout: this.#busyTimeoutMs });
+      }
+      db.pragma(`busy_timeout = ${Math.round(this.#busyTimeoutMs)}`);
+      if (!db.memory) {
+        // WAL lets readers (and the subscription poll) run while another process writes. With WAL,
+        // synchronous=NORMAL cannot corrupt the file; a power loss (not a process crash) may lose
+        // the last commits, a fair trade for not fsyncing on every commit.
+        const mode = db.pragma('journal_mode = WAL', { simple: true });
+        if (String(mode).toLowerCase() === 'wal') db.pragma('synchronous = NORMAL');
+      }
+      migrate(db, this.#clock);
+      this.#statements = prepare(db);
+      this.#db = db;
+    } catch (error) {
+      if (owned && db?.open) db.close();
+      throw openError(error, this.#filename, this.#busyTimeoutMs);
+    }
+    this.#closed = false;
+    this.#dataVersion = undefined;
+    this.#syncTimer();
+  }
+
+  /** Stops the subscription poll and closes the connection if this store opened it. Idempotent. */
+  async close(): Promise<void> {
+    const db = this.#db;
+    this.#db = undefined;
+    this.#statements = undefined;
+    this.#closed = true;
+    this.#subscriptions.clear();
+    this.#seen.clear();
+    this.#syncTimer();
+    if (db !== undefined && this.#database === undefined && db.open) db.close();
+  }
+
+  async ping(): Promise<void> {
+    await this.#run(undefined, (s) => {
+      s.ping.get();
+    });
+  }
+
+  async commit(request: CommitRequest, ctx?: StoreCallContext): Promise<StoredEvent[]> {
+    const { taskId, expectedVersion, task, events } = request;
+    const stored = await this.#run(ctx, (s) => {
+      if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 0) {
+        throw new A2AError('INTERNAL', `commit(): expectedVersion must be an integer >= 0; got ${expectedVersion}.`);
+      }
+      if (events.length === 0) {
+        throw new A2AError('INTERNAL', `commit() for task "${taskId}" needs at least one event.`);
+      }
+      // Serialise before taking the write lock, to hold it as briefly as possible.
+      const eventJsons = events.map((event) => JSON.stringify(event));
+      const now = this.#clock();
+      s.commit.immediate({
+        expectedVersion,
+        eventJsons,
+        write: {
+          namespace: this.#namespace,
+          taskId,
+          contextId: task.contextId,
+          state: task.status.state,
+          version: expectedVersion + events.length,
+          taskJson: JSON.stringify(task),
+          now,
+        },
+      });
+      return eventJsons.map(
+        (eventJson, index): StoredEvent => ({
+          seq: expectedVersion + index + 1,
+          event: JSON.parse(eventJson) as TaskEvent,
+          createdAt: now,
+        }),
+      );
+    });
+    this.#notify(taskId, expectedVersion + events.length);
+    return stored;
+  }
+
+  async getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined> {
+    return this.#run(ctx, (s) => {
+      const row = s.getTask.get(this.#namespace, taskId);
+      return row === undefined ? undefined : toTaskRecord(row);
+    });
+  }
+
+  async readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]> {
+    return this.#run(ctx, (s) =>
+      s.readEvents.all(this.#namespace, taskId, afterSeq, sqlLimit(limit)).map((row) => ({
+        seq: row.seq,
+        event: JSON.parse(row.event_json) as TaskEvent,
+        createdAt: row.created_at,
+      })),
+    );
+  }
+
+  async listTasksByContext(
+    contextId: string,
+    options?: ListTasksOptions,
+    ctx?: StoreCallContext,
+  ): Promise<TaskRecord[]> {
+    return this.#run(ctx, (s) =>
+      s.tasksByContext.all(this.#namespace, contextId, sqlLimit(options?.limit)).map(toTaskRecord),
+    );
+  }
+
+  async listActiveTasks(ctx?: StoreCallContext): Promise<TaskRecord[]> {
+    return this.#run(ctx, (s) => s.activeTasks.all(this.#namespace).map(toTaskRecord));
+  }
+
+  async getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {
+    return this.#run(ctx, (s) => {
+      const row = s.getContext.get(this.#namespace, contextId);
+      return row === undefined
+        ? undefined
+        : { contextId, state: JSON.parse(row.state_json) as unknown, updatedAt: row.updated_at };
+    });
+  }
+
+  /** Stores `state` as JSON: `undefined` (not a JSON value) is stored, and read back, as `null`. */
+  async setContext(contextId: string, state: unknown, ctx?: StoreCallContext): Promise<void> {
+    await this.#run(ctx, (s) => {
+      s.setContext.run(this.#namespace, contextId, JSON.stringify(state) ?? 'null', this.#clock());
+    });
+  }
+
+  async purgeExpired(cutoff: number, ctx?: StoreCallContext): Promise<PurgeResult> {
+    return this.#run(ctx, (s) => s.purge.immediate(this.#namespace, cutoff));
+  }
+
+  /**
+   * Listeners run synchronously right after a commit by this store, and from the poll loop for
+   * commits by other connections to the file. A listener that throws does not affect the commit or
+   * the other listeners; its error is rethrown from a microtask so it is not lost.
+   */
+  subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
+    let subscriptions = this.#subscriptions.get(taskId);
+    if (subscriptions === undefined) {
+      subscriptions = new Set();
+      this.#subscriptions.set(taskId, subscriptions);
+      if (!this.#seen.has(taskId)) this.#seen.set(taskId, this.#currentVersion(taskId));
+    }
+    // A wrapper per call, so subscribing the same function twice needs two unsubscribes.
+    const subscription: Subscription = { listener };
+    subscriptions.add(subscription);
+    this.#syncTimer();
+    let active = true;
+    return () => {
+      if (!active) return;
+      active = false;
+      const current = this.#subscriptions.get(taskId);
+      if (current === undefined || !current.delete(subscription) || current.size > 0) return;
+      this.#subscriptions.delete(taskId);
+      this.#seen.delete(taskId);
+      this.#syncTimer();
+    };
+  }
+
+  async #run<T>(ctx: StoreCallContext | undefined, fn: (statements: Statements) => T): Promise<T> {
+    ctx?.signal?.throwIfAborted();
+    const statements = this.#statements;
+    if (statements === undefined) throw notOpen(this.#filename, this.#closed);
+    try {
+      return fn(statements);
+    } catch (error) {
+      throw storeError(error, this.#filename, this.#busyTimeoutMs);
+    }
+  }
+
+  #currentVersion(taskId: string): number {
+    try {
+      return this.#statements?.taskVersion.get(this.#namespace, taskId) ?? 0;
+    } catch {
+      // Unknown for now: the poll loop will report whatever version it finds.
+      return 0;
+    }
+  }
+
+  #notify(taskId: string, seq: number): void {
+    const subscriptions = this.#subscriptions.get(taskId);
+    if (subscriptions === undefined) return;
+    if (seq > (this.#seen.get(taskId) ?? 0)) this.#seen.set(taskId, seq);
+    for (const { listener } of [...subscriptions]) {
+      try {
+        listener(seq);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+
+  /** Runs the poll loop exactly while the store is open, shared and has subscribers. */
+  #syncTimer(): void {
+    const wanted = this.supports.crossProcess && this.#statements !== undefined && this.#subscriptions.size > 0;
+    if (wanted && this.#timer === undefined) {
+      this.#timer = setInterval(() => this.#poll(), this.#pollIntervalMs);
+      this.#timer.unref();
+    } else if (!wanted && this.#timer !== undefined) {
+      clearInterval(this.#timer);
+      this.#timer = undefined;
+    }
+  }
+
+  #poll(): void {
+    const statements = this.#statements;
+    if (statements === undefined || this.#subscriptions.size === 0) return;
+    let rows: { task_id: string; version: number }[];
+    let dataVersion: number | undefined;
+    try {
+      // Cheap check first: data_version only moves when another connection committed.
+      dataVersion = statements.dataVersion.get();
+      if (dataVersion === this.#dataVersion) return;
+      rows = statements.taskVersions.all(this.#namespace, JSON.stringify([...this.#subscriptions.keys()]));
+    } catch {
+      // Transient (locked, or closed between ticks): the next tick tries again.
+      return;
+    }
+    this.#dataVersion = dataVersion;
+    for (const { task_id: taskId, version } of rows) {
+      if (version > (this.#seen.get(taskId) ?? 0)) this.#notify(taskId, version);
+    }
+  }
+}
+
+function sqlLimit(limit: number | undefined): number {
+  return limit === undefined ? -1 : Math.max(0, Math.trunc(limit));
+}
