@@ -1,0 +1,132 @@
+/**
+ * What users implement: an {@link AgentExecutor} runs one *turn* — one invocation for one incoming
+ * user message — and reports progress through the {@link TurnContext} it receives.
+ */
+
+import type { Artifact, Message, Metadata, Part, Task, TaskState } from './types.js';
+
+/** Text, a list of parts, or message fields; becomes an agent Message (role `agent`). */
+export type MessageInput = string | Part[] | (Partial<Omit<Message, 'kind' | 'role'>> & { parts: Part[] });
+
+export interface ArtifactInput {
+  /** Defaults to a fresh id per call, or the id of the previous chunk when `append` is true. */
+  artifactId?: string;
+  name?: string;
+  description?: string;
+  /** The parts of this chunk. Use `text` or `data` as a shortcut for one part. */
+  parts?: Part[];
+  text?: string;
+  data?: Record<string, unknown>;
+  /** Append to the artifact with the same id instead of replacing it (§7.2.3). */
+  append?: boolean;
+  /** This is the artifact's last chunk (§7.2.3). */
+  lastChunk?: boolean;
+  metadata?: Metadata;
+}
+
+export interface TurnContext {
+  /** The user message that started this turn (with taskId and contextId filled in). */
+  readonly message: Message;
+  /** The task as it was when the turn started; its history ends with `message`. */
+  readonly task: Task;
+  readonly taskId: string;
+  readonly contextId: string;
+  /** True for the first turn of a task, false when a follow-up message resumed it. */
+  readonly isNewTask: boolean;
+  /** The text parts of `message`, joined with newlines. */
+  readonly text: string;
+  /** The state this agent stored for the context (see {@link setContextState}), or undefined. */
+  readonly contextState: unknown;
+  /** Aborted when the task is canceled (from any worker), the turn times out, or the server closes. */
+  readonly signal: AbortSignal;
+
+  /** Persists the agent's own state for this context, e.g. an upstream conversation id. */
+  setContextState(state: unknown): Promise<void>;
+  /** Status `working`, optionally with a progress message. */
+  working(message?: MessageInput, metadata?: Metadata): Promise<void>;
+  /** Emits an artifact or a chunk of one (§7.2.3). Returns the artifact id, to append further chunks. */
+  artifact(chunk: ArtifactInput): Promise<string>;
+  /** Status `completed` (terminal). */
+  complete(message?: MessageInput, metadata?: Metadata): Promise<void>;
+  /** Status `failed` (terminal). */
+  fail(message?: MessageInput, metadata?: Metadata): Promise<void>;
+  /** Status `rejected` (terminal): the agent will not do this task. */
+  reject(message?: MessageInput, metadata?: Metadata): Promise<void>;
+  /** Status `input-required`: the task pauses until a message carrying its taskId arrives. */
+  requireInput(message: MessageInput, metadata?: Metadata): Promise<void>;
+  /** Status `auth-required`: the task pauses until the client authenticates and sends a message. */
+  requireAuth(message: MessageInput, metadata?: Metadata): Promise<void>;
+  /**
+   * Answers with a Message instead of a task result: a blocking `message/send` returns this
+   * Message (§7.1), and the task is completed with it as its status message.
+   */
+  reply(message: MessageInput): Promise<void>;
+  /** Any state change; the helpers above are shortcuts for it. */
+  status(state: TaskState, message?: MessageInput, metadata?: Metadata): Promise<void>;
+}
+
+export interface AgentExecutor {
+  /**
+   * Runs one turn. Returning ends the turn; the task may stay non-terminal (e.g. `working`) and
+   * continue with the next message for it. Throwing fails the task with the error's message.
+   */
+  execute(turn: TurnContext): Promise<void> | void;
+}
+
+export type AgentExecutorLike = AgentExecutor | AgentExecutor['execute'];
+
+export function toExecutor(executor: AgentExecutorLike): AgentExecutor {
+  return typeof executor === 'function' ? { execute: executor } : executor;
+}
+
+export function textOf(message: Pick<Message, 'parts'>): string {
+  return message.parts
+    .filter((p): p is Extract<Part, { kind: 'text' }> => p.kind === 'text')
+    .map((p) => p.text)
+    .join('\n');
+}
+
+export function toAgentMessage(
+  input: MessageInput,
+  ids: { taskId: string; contextId: string; messageId: string },
+): Message {
+  if (typeof input === 'string') {
+    return {
+      kind: 'message',
+      role: 'agent',
+      messageId: ids.messageId,
+      taskId: ids.taskId,
+      contextId: ids.contextId,
+      parts: [{ kind: 'text', text: input }],
+    };
+  }
+  if (Array.isArray(input)) {
+    return {
+      kind: 'message',
+      role: 'agent',
+      messageId: ids.messageId,
+      taskId: ids.taskId,
+      contextId: ids.contextId,
+      parts: input,
+    };
+  }
+  return {
+    ...input,
+    kind: 'message',
+    role: 'agent',
+    messageId: input.messageId ?? ids.messageId,
+    taskId: ids.taskId,
+    contextId: ids.contextId,
+  };
+}
+
+export function toArtifact(chunk: ArtifactInput, artifactId: string): Artifact {
+  const parts: Part[] = [...(chunk.parts ?? [])];
+  if (chunk.text !== undefined) parts.push({ kind: 'text', text: chunk.text });
+  if (chunk.data !== undefined) parts.push({ kind: 'data', data: chunk.data });
+  const artifact: Artifact = { artifactId, parts };
+  if (chunk.name !== undefined) artifact.name = chunk.name;
+  if (chunk.description !== undefined) artifact.description = chunk.description;
+  if (chunk.metadata !== undefined) artifact.metadata = chunk.metadata;
+  return artifact;
+}
