@@ -33,6 +33,11 @@ export interface TurnContext {
   readonly contextId: string;
   /** True for the first turn of a task, false when a follow-up message resumed it. */
   readonly isNewTask: boolean;
+  /**
+   * The task's state when this turn began, before the runtime moved it to `working`: `submitted`
+   * for a new task, e.g. `input-required` when the message answers the agent's question.
+   */
+  readonly previousState: TaskState;
   /** The text parts of `message`, joined with newlines. */
   readonly text: string;
   /** The state this agent stored for the context (see {@link setContextState}), or undefined. */

@@ -104,6 +104,8 @@ export interface A2ARuntimeOptions {
   failInterruptedOnStart?: boolean;
   /** How long close() waits for aborted turns to return before failing their tasks. @default 5000 */
   closeGraceMs?: number;
+  /** close() also closes the store. Pass false for a store the application owns. @default true */
+  closeStore?: boolean;
 }
 
 /** One SSE frame: a stream result and the event sequence number it corresponds to. */
@@ -323,7 +325,7 @@ export class A2ARuntime {
     for (const turn of turns) {
       await this.#finishTurn(turn, 'Interrupted: the server shut down during this turn.').catch(() => undefined);
     }
-    await this.store.close();
+    if (this.#options.closeStore !== false) await this.store.close();
   }
 
   // ---- message/send, message/stream (§7.1, §7.2) ----
@@ -466,14 +468,15 @@ export class A2ARuntime {
   async #runTurn(turn: Turn): Promise<void> {
     if (turn.settled) return; // canceled while it waited for its context
     await turn.writer.reload();
-    if (isTerminalState(turn.writer.task.status.state)) return;
+    const previousState = turn.writer.task.status.state;
+    if (isTerminalState(previousState)) return;
     await turn.enqueue(async () => {
       await turn.writer.commit((task) =>
         isTerminalState(task.status.state) ? undefined : [this.#statusEvent(task, 'working')],
       );
     });
     const contextRecord = await this.store.getContext(turn.writer.task.contextId);
-    const context = this.#turnContext(turn, contextRecord?.state);
+    const context = this.#turnContext(turn, previousState, contextRecord?.state);
 
     let timer: NodeJS.Timeout | undefined;
     const timeoutMs = this.#options.turnTimeoutMs;
@@ -539,7 +542,7 @@ export class A2ARuntime {
     turn.settle();
   }
 
-  #turnContext(turn: Turn, contextState: unknown): TurnContext {
+  #turnContext(turn: Turn, previousState: TaskState, contextState: unknown): TurnContext {
     const { task } = turn.writer;
     const ids = () => ({ taskId: task.id, contextId: task.contextId, messageId: this.#id() });
     const emit = (build: (current: Task) => TaskEvent[] | undefined, after?: () => void): Promise<void> =>
@@ -572,6 +575,7 @@ export class A2ARuntime {
       taskId: task.id,
       contextId: task.contextId,
       isNewTask: turn.isNewTask,
+      previousState,
       text: textOf(turn.message),
       contextState,
       signal: turn.controller.signal,

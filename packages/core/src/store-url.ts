@@ -31,14 +31,14 @@ async function load(
       },
     );
   }
-  const constructor = module[exportName];
-  if (typeof constructor !== 'function') {
+  const StoreClass = module[exportName];
+  if (typeof StoreClass !== 'function') {
     throw new A2AError(
       'INVALID_OPTIONS',
       `${packageName} does not export ${exportName}; check that its version matches @fastify-a2a/core.`,
     );
   }
-  return constructor;
+  return StoreClass;
 }
 
 const SUPPORTED =

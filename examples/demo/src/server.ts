@@ -1,0 +1,46 @@
+/**
+ * The demo: `npm start` serves the demo agent on HOST:PORT (default 127.0.0.1:41241).
+ * Environment: DEMO_AGENT (echo | tck, default echo), A2A_STORE (memory:, sqlite:<path>,
+ * postgres://…; default sqlite:./.data/a2a.db), BASE_URL (public URL for the card), LOG_LEVEL.
+ */
+import Fastify from 'fastify';
+import { a2aPlugin } from 'fastify-a2a';
+import { type DemoAgentName, demoAgents, demoCard } from './agents.js';
+
+const host = process.env.HOST ?? '127.0.0.1';
+const port = Number(process.env.PORT ?? 41241);
+const agentName = (process.env.DEMO_AGENT ?? 'echo') as DemoAgentName;
+const store = process.env.A2A_STORE ?? 'sqlite:./.data/a2a.db';
+
+if (!(agentName in demoAgents)) {
+  console.error(`DEMO_AGENT must be one of ${Object.keys(demoAgents).join(', ')}; got "${agentName}".`);
+  process.exit(1);
+}
+
+const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' } });
+try {
+  await app.register(a2aPlugin, {
+    agentCard: demoCard(agentName),
+    executor: demoAgents[agentName],
+    store,
+    ...(process.env.BASE_URL ? { baseUrl: process.env.BASE_URL } : {}),
+  });
+  await app.listen({ host, port });
+} catch (error) {
+  // Configuration and connection problems carry a message that names the fix; no stack needed.
+  console.error(`Could not start the demo: ${(error as Error).message}`);
+  process.exit(1);
+}
+const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
+console.log(
+  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${store.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@')})`,
+);
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    app.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+}
