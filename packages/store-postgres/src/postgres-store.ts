@@ -1,0 +1,515 @@
+/**
+ * A2AStore on PostgreSQL (node-postgres), for many workers behind a load balancer acting as one
+ * server: every worker opens a PostgresStore on the same database, optimistic versions keep their
+ * writes from overwriting each other, and LISTEN/NOTIFY tells each worker's subscribers about
+ * events committed by the others.
+ */
+
+import {
+  A2AError,
+  type A2AStore,
+  type Clock,
+  type CommitRequest,
+  type ContextRecord,
+  type ListTasksOptions,
+  type PurgeResult,
+  type StoreCallContext,
+  type StoreCapabilities,
+  type StoredEvent,
+  systemClock,
+  type TaskEvent,
+  type TaskRecord,
+  type Unsubscribe,
+  VersionConflictError,
+} from '@fastify-a2a/core';
+import pg from 'pg';
+import { describeTarget, messageOf, notOpen, openError, resolveTarget, storeError, type Target } from './errors.js';
+import { NotificationListener } from './listener.js';
+import { appliedVersions, LATEST_VERSION, migrate, pendingMigrations } from './migrations.js';
+import { escapeIdentifier, notificationChannel } from './sql.js';
+
+export interface PostgresStoreOptions {
+  /**
+   * A pool you created and manage. The store never ends it (unless `closePool: true`). Give either
+   * this or `connectionString` / `poolConfig`.
+   */
+  pool?: pg.Pool;
+  /**
+   * Where to connect, e.g. `postgres://user:password@host:5432/db`. The store creates (and, on
+   * close(), ends) a pool for it. Without `pool`, `connectionString` and `poolConfig`, pg's
+   * defaults and `PG*` environment variables apply.
+   */
+  connectionString?: string;
+  /**
+   * Settings for the pool the store creates (`max`, `ssl`, `host`, …).
+   * `connectionTimeoutMillis` defaults to 5000 here (pg's own default waits forever).
+   */
+  poolConfig?: pg.PoolConfig;
+  /**
+   * End the pool on close() even though it was given in `pool`.
+   * @default false (a pool the store created is always ended)
+   */
+  closePool?: boolean;
+  /**
+   * The schema holding the tables; created by the migrations when missing. At most 63 bytes.
+   * @default 'a2a'
+   */
+  schema?: string;
+  /**
+   * Isolates agents sharing one schema: every row is keyed by namespace and a store only sees its
+   * own.
+   * @default 'default'
+   */
+  namespace?: string;
+  /**
+   * Apply pending migrations at open(). Set it to false when a DBA applies them (see
+   * `migrationSql()`); open() then fails if the schema is not current.
+   * @default true
+   */
+  migrate?: boolean;
+  /**
+   * Clock for `createdAt` / `updatedAt` (stored as bigint epoch milliseconds).
+   * @default systemClock (Date.now)
+   */
+  clock?: Clock;
+  /**
+   * Receive events committed by other processes (LISTEN on one dedicated connection). Without it,
+   * subscribers only hear about this process's commits; the store still NOTIFYs the others.
+   * @default true
+   */
+  listen?: boolean;
+}
+
+const DEFAULT_CONNECTION_TIMEOUT_MS = 5_000;
+const RECONNECT_MIN_DELAY_MS = 100;
+const RECONNECT_MAX_DELAY_MS = 5_000;
+
+interface TaskRow {
+  task: string;
+  version: number;
+  created_at: string | number;
+  updated_at: string | number;
+}
+
+interface EventRow {
+  seq: number;
+  event: string;
+  created_at: string | number;
+}
+
+type Listener = (seq: number) => void;
+
+// Documents are read as text (`::text`) and parsed here, so a global `pg.types` override of the
+// json parser can't change what we return, and a SQL NULL context state stays `undefined`.
+const toRecord = (row: TaskRow): TaskRecord => ({
+  task: JSON.parse(row.task),
+  version: row.version,
+  createdAt: Number(row.created_at),
+  updatedAt: Number(row.updated_at),
+});
+
+const toEvent = (row: EventRow): StoredEvent => ({
+  seq: row.seq,
+  event: JSON.parse(row.event) as TaskEvent,
+  createdAt: Number(row.created_at),
+});
+
+function validate(options: PostgresStoreOptions): void {
+  const invalid = (message: string) => new A2AError('INVALID_OPTIONS', message);
+  if (options.pool !== undefined && (options.connectionString !== undefined || options.poolConfig !== undefined)) {
+    throw invalid(
+      'PostgresStore: give either `pool` (a pool you manage) or `connectionString` / `poolConfig` (a pool the store creates), not both.',
+    );
+  }
+  for (const key of ['schema', 'namespace'] as const) {
+    const value = options[key];
+    if (value !== undefined && (typeof value !== 'string' || value === '')) {
+      throw invalid(`PostgresStore: \`${key}\` must be a non-empty string.`);
+    }
+  }
+  if (options.schema !== undefined && Buffer.byteLength(options.schema) > 63) {
+    throw invalid(
+      `PostgresStore: schema "${options.schema}" is longer than 63 bytes; Postgres would truncate it. Choose a shorter name.`,
+    );
+  }
+}
+
+/**
+ * Builds every statement once, for one schema. Plain (unnamed) statements rather than named
+ * prepared ones, so the store works behind PgBouncer in transaction mode.
+ */
+function statements(schema: string) {
+  const s = escapeIdentifier(schema);
+  const taskColumns = 'task::text AS task, version, created_at, updated_at';
+  // Both commit statements are one statement = one implicit transaction and one round trip: write
+  // the snapshot only at the expected version, append the events only if it was written, and queue
+  // the notification (delivered by Postgres on commit). Zero rows back means a version conflict.
+  // $1 namespace, $2 task id, $3 context id, $4 state, $5 new version, $6 task, $7 now,
+  // $8 expected version, $9 events (json[]), $10 channel, $11 payload.
+  const appendAndNotify = `
+    events AS (
+      INSERT INTO ${s}.events (namespace, task_id, seq, event, created_at)
+      SELECT $1::text, $2::text, ($8::integer + e.ord)::integer, e.event, $7::bigint
+      FROM written, unnest($9::json[]) WITH ORDINALITY AS e(event, ord)
+    )
+    SELECT pg_notify($10, $11) FROM written`;
+  return {
+    create: `
+      WITH written AS (
+        INSERT INTO ${s}.tasks (namespace, task_id, context_id, state, version, task, created_at, updated_at)
+        VALUES ($1, $2, $3, $4, $5, $6::json, $7, $7)
+        ON CONFLICT DO NOTHING
+        RETURNING 1
+      ),${appendAndNotify}`,
+    update: `
+      WITH written AS (
+        UPDATE ${s}.tasks SET context_id = $3, state = $4, version = $5, task = $6::json, updated_at = $7
+        WHERE namespace = $1 AND task_id = $2 AND version = $8
+        RETURNING 1
+      ),${appendAndNotify}`,
+    version: `SELECT version FROM ${s}.tasks WHERE namespace = $1 AND task_id = $2`,
+    getTask: `SELECT ${taskColumns} FROM ${s}.tasks WHERE namespace = $1 AND task_id = $2`,
+    readEvents: `
+      SELECT seq, event::text AS event, created_at FROM ${s}.events
+      WHERE namespace = $1 AND task_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
+    byContext: `
+      SELECT ${taskColumns} FROM ${s}.tasks
+      WHERE namespace = $1 AND context_id = $2 ORDER BY created_at, row_id LIMIT $3`,
+    // The state list matches the partial index `tasks_active` (see migrations.ts).
+    active: `
+      SELECT ${taskColumns} FROM ${s}.tasks
+      WHERE namespace = $1 AND state IN ('submitted', 'working', 'unknown') ORDER BY created_at, row_id`,
+    versions: `SELECT task_id, version FROM ${s}.tasks WHERE namespace = $1 AND task_id = ANY($2::text[])`,
+    getContext: `SELECT state::text AS state, updated_at FROM ${s}.contexts WHERE namespace = $1 AND context_id = $2`,
+    setContext: `
+      INSERT INTO ${s}.contexts (namespace, context_id, state, updated_at) VALUES ($1, $2, $3::json, $4)
+      ON CONFLICT (namespace, context_id) DO UPDATE SET state = EXCLUDED.state, updated_at = EXCLUDED.updated_at`,
+    // The state list matches the partial index `tasks_terminal`. Events go with their task (ON DELETE CASCADE).
+    purgeTasks: `
+      DELETE FROM ${s}.tasks
+      WHERE namespace = $1 AND state IN ('completed', 'canceled', 'failed', 'rejected') AND updated_at < $2`,
+    // A separate statement, run after purgeTasks: inside one statement it would still see the tasks
+    // just deleted.
+    purgeContexts: `
+      DELETE FROM ${s}.contexts c WHERE c.namespace = $1 AND c.updated_at < $2
+      AND NOT EXISTS (SELECT 1 FROM ${s}.tasks t WHERE t.namespace = $1 AND t.context_id = c.context_id)`,
+  };
+}
+
+export class PostgresStore implements A2AStore {
+  readonly supports: StoreCapabilities;
+  /** The schema holding the tables. */
+  readonly schema: string;
+  /** The namespace this store reads and writes. */
+  readonly namespace: string;
+
+  readonly #options: Readonly<PostgresStoreOptions>;
+  readonly #clock: Clock;
+  readonly #sql: ReturnType<typeof statements>;
+  readonly #channel: string;
+  readonly #target: Target;
+  readonly #subscribers = new Map<string, Set<{ listener: Listener }>>();
+  /** Set while open (or opening). */
+  #pool: pg.Pool | undefined;
+  #listener: NotificationListener | undefined;
+  #opening: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+  #open = false;
+  #closed = false;
+
+  constructor(options: PostgresStoreOptions = {}) {
+    validate(options);
+    this.#options = { ...options };
+    this.schema = options.schema ?? 'a2a';
+    this.namespace = options.namespace ?? 'default';
+    this.#clock = options.clock ?? systemClock;
+    this.#sql = statements(this.schema);
+    this.#channel = notificationChannel(this.schema, this.namespace);
+    this.#target = resolveTarget(options.pool?.options ?? this.#poolConfig());
+    const listen = options.listen ?? true;
+    this.supports = { durable: true, crossProcess: listen, ttl: true, namespaces: true };
+  }
+
+  #poolConfig(): pg.PoolConfig {
+    const { connectionString, poolConfig } = this.#options;
+    return {
+      connectionTimeoutMillis: DEFAULT_CONNECTION_TIMEOUT_MS,
+      ...poolConfig,
+      ...(connectionString === undefined ? {} : { connectionString }),
+    };
+  }
+
+  get #ownsPool(): boolean {
+    return this.#options.pool === undefined || this.#options.closePool === true;
+  }
+
+  /** Connects, migrates (or checks the schema when `migrate: false`) and starts listening. Idempotent. */
+  open(): Promise<void> {
+    if (this.#open) return Promise.resolve();
+    this.#opening ??= this.#doOpen().finally(() => {
+      this.#opening = undefined;
+    });
+    return this.#opening;
+  }
+
+  async #doOpen(): Promise<void> {
+    await this.#closing;
+    const pool = this.#options.pool ?? new pg.Pool(this.#poolConfig());
+    // An idle pooled connection dropped by the server emits 'error' on the pool, which would crash
+    // the process without a listener. The next query gets a fresh connection or reports the failure.
+    if (this.#options.pool === undefined) pool.on('error', () => {});
+    let listener: NotificationListener | undefined;
+    try {
+      if (this.#options.migrate ?? true) {
+        await migrate(pool, this.schema);
+      } else {
+        const pending = pendingMigrations(await appliedVersions(pool, this.schema));
+        if (pending.length > 0) throw this.#notMigrated(pending.map((m) => m.version));
+      }
+      if (this.supports.crossProcess) {
+        listener = this.#createListener(pool);
+        await listener.start();
+      }
+    } catch (error) {
+      await listener?.close();
+      if (this.#options.pool === undefined) await pool.end().catch(() => {});
+      throw openError(error, this.#target);
+    }
+    this.#pool = pool;
+    this.#listener = listener;
+    this.#open = true;
+    this.#closed = false;
+  }
+
+  #notMigrated(missing: number[]): A2AError {
+    return new A2AError(
+      'STORE_UNAVAILABLE',
+      `The schema "${this.schema}" at ${describeTarget(this.#target)} is missing migration(s) ${missing.join(', ')} ` +
+        `(this release needs 1 to ${LATEST_VERSION}) and the store was created with migrate: false. ` +
+        `Have a DBA apply the SQL from migrationSql(${JSON.stringify(this.schema)}) (exported by @fastify-a2a/store-postgres), ` +
+        'or set migrate: true to let the store apply it.',
+      { data: { schema: this.schema, missing } },
+    );
+  }
+
+  #createListener(pool: pg.Pool): NotificationListener {
+    return new NotificationListener({
+      channel: this.#channel,
+      // A dedicated client with the pool's settings. TCP keepalive notices a silently dead peer.
+      createClient: () =>
+        new pg.Client({
+          ...pool.options,
+          keepAlive: true,
+          keepAliveInitialDelayMillis: 10_000,
+          application_name: `fastify-a2a listen ${this.#channel}`,
+        }),
+      onNotification: (payload) => {
+        const at = payload.lastIndexOf(':');
+        const seq = Number(payload.slice(at + 1));
+        if (at > 0 && Number.isInteger(seq)) this.#dispatch(payload.slice(0, at), seq);
+      },
+      onReconnect: async (client) => {
+        // Notifications sent while we were disconnected are gone: tell every subscriber the
+        // task's current version, and they read what they missed from the log.
+        const taskIds = [...this.#subscribers.keys()];
+        if (taskIds.length === 0) return;
+        const { rows } = await client.query<{ task_id: string; version: number }>(this.#sql.versions, [
+          this.namespace,
+          taskIds,
+        ]);
+        for (const row of rows) this.#dispatch(row.task_id, row.version);
+      },
+      minDelayMs: RECONNECT_MIN_DELAY_MS,
+      maxDelayMs: RECONNECT_MAX_DELAY_MS,
+    });
+  }
+
+  /** Stops listening and ends the pool if the store created it (or `closePool: true`). Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.#doClose().finally(() => {
+      this.#closing = undefined;
+    });
+    return this.#closing;
+  }
+
+  async #doClose(): Promise<void> {
+    await this.#opening?.catch(() => {});
+    if (!this.#open) return;
+    this.#open = false;
+    this.#closed = true;
+    const pool = this.#pool;
+    const listener = this.#listener;
+    this.#pool = undefined;
+    this.#listener = undefined;
+    await listener?.close();
+    if (pool !== undefined && this.#ownsPool) await pool.end();
+  }
+
+  async ping(): Promise<void> {
+    const pool = this.#ready();
+    try {
+      await pool.query('SELECT 1');
+    } catch (error) {
+      throw new A2AError(
+        'STORE_UNAVAILABLE',
+        `The PostgreSQL server at ${describeTarget(this.#target)} does not answer: ${messageOf(error)}.`,
+        { cause: error, data: { ...this.#target } },
+      );
+    }
+  }
+
+  #ready(ctx?: StoreCallContext): pg.Pool {
+    ctx?.signal?.throwIfAborted();
+    if (this.#pool === undefined) throw notOpen(this.#closed);
+    return this.#pool;
+  }
+
+  async #query<R extends pg.QueryResultRow>(
+    text: string,
+    values: unknown[],
+    ctx: StoreCallContext | undefined,
+  ): Promise<pg.QueryResult<R>> {
+    const pool = this.#ready(ctx);
+    try {
+      return await pool.query<R>(text, values);
+    } catch (error) {
+      throw storeError(error, this.#target);
+    }
+  }
+
+  async commit(request: CommitRequest, ctx?: StoreCallContext): Promise<StoredEvent[]> {
+    const { taskId, expectedVersion, task, events } = request;
+    if (events.length === 0) {
+      throw new A2AError('INTERNAL', `commit() of task "${taskId}" needs at least one event.`, { data: { taskId } });
+    }
+    const version = expectedVersion + events.length;
+    const now = this.#clock();
+    // Serialised here, once: this is the copy we keep (callers may mutate theirs afterwards), and
+    // pg would turn a JS array into a Postgres array literal rather than JSON.
+    const eventTexts = events.map((event) => JSON.stringify(event));
+    const values = [
+      this.namespace,
+      taskId,
+      task.contextId,
+      task.status.state,
+      version,
+      JSON.stringify(task),
+      now,
+      expectedVersion,
+      eventTexts,
+      this.#channel,
+      `${taskId}:${version}`,
+    ];
+    let written: number | null;
+    try {
+      ({ rowCount: written } = await this.#query(
+        expectedVersion === 0 ? this.#sql.create : this.#sql.update,
+        values,
+        ctx,
+      ));
+    } catch (error) {
+      // A unique violation on tasks means a concurrent create won (ON CONFLICT normally absorbs it).
+      const { code, table } = error as { code?: string; table?: string };
+      if (code !== '23505' || table !== 'tasks') throw error;
+      written = 0;
+    }
+    if (written === 0) {
+      const { rows } = await this.#query<{ version: number }>(this.#sql.version, [this.namespace, taskId], ctx);
+      throw new VersionConflictError(taskId, expectedVersion, rows[0]?.version);
+    }
+    // Tell this process's subscribers now rather than after the NOTIFY round trip; they get the
+    // NOTIFY too (duplicates are allowed).
+    this.#dispatch(taskId, version);
+    return eventTexts.map((text, i) => ({ seq: expectedVersion + i + 1, event: JSON.parse(text), createdAt: now }));
+  }
+
+  async getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined> {
+    const { rows } = await this.#query<TaskRow>(this.#sql.getTask, [this.namespace, taskId], ctx);
+    return rows[0] === undefined ? undefined : toRecord(rows[0]);
+  }
+
+  async readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]> {
+    const { rows } = await this.#query<EventRow>(
+      this.#sql.readEvents,
+      [this.namespace, taskId, afterSeq, limit ?? null],
+      ctx,
+    );
+    return rows.map(toEvent);
+  }
+
+  async listTasksByContext(
+    contextId: string,
+    options: ListTasksOptions = {},
+    ctx?: StoreCallContext,
+  ): Promise<TaskRecord[]> {
+    const { rows } = await this.#query<TaskRow>(
+      this.#sql.byContext,
+      [this.namespace, contextId, options.limit ?? null],
+      ctx,
+    );
+    return rows.map(toRecord);
+  }
+
+  async listActiveTasks(ctx?: StoreCallContext): Promise<TaskRecord[]> {
+    const { rows } = await this.#query<TaskRow>(this.#sql.active, [this.namespace], ctx);
+    return rows.map(toRecord);
+  }
+
+  async getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {
+    const { rows } = await this.#query<{ state: string | null; updated_at: string | number }>(
+      this.#sql.getContext,
+      [this.namespace, contextId],
+      ctx,
+    );
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    return {
+      contextId,
+      state: row.state === null ? undefined : JSON.parse(row.state),
+      updatedAt: Number(row.updated_at),
+    };
+  }
+
+  async setContext(contextId: string, state: unknown, ctx?: StoreCallContext): Promise<void> {
+    // JSON.stringify(undefined) is undefined: stored as SQL NULL and read back as undefined.
+    await this.#query(
+      this.#sql.setContext,
+      [this.namespace, contextId, JSON.stringify(state) ?? null, this.#clock()],
+      ctx,
+    );
+  }
+
+  async purgeExpired(cutoff: number, ctx?: StoreCallContext): Promise<PurgeResult> {
+    const tasks = await this.#query(this.#sql.purgeTasks, [this.namespace, cutoff], ctx);
+    const contexts = await this.#query(this.#sql.purgeContexts, [this.namespace, cutoff], ctx);
+    return { tasks: tasks.rowCount ?? 0, contexts: contexts.rowCount ?? 0 };
+  }
+
+  subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
+    // A wrapper per call, so subscribing the same function twice gives two independent subscriptions.
+    const entry = { listener };
+    let set = this.#subscribers.get(taskId);
+    if (set === undefined) {
+      set = new Set();
+      this.#subscribers.set(taskId, set);
+    }
+    set.add(entry);
+    return () => {
+      const current = this.#subscribers.get(taskId);
+      if (current?.delete(entry) && current.size === 0) this.#subscribers.delete(taskId);
+    };
+  }
+
+  #dispatch(taskId: string, seq: number): void {
+    const set = this.#subscribers.get(taskId);
+    if (set === undefined) return;
+    for (const { listener } of [...set]) {
+      try {
+        listener(seq);
+      } catch {
+        // A throwing subscriber is its own bug; it must not keep the others (or the LISTEN loop) from
+        // being told.
+      }
+    }
+  }
+}
