@@ -67,6 +67,12 @@ export interface SqliteStoreOptions {
    * @default 50
    */
   pollIntervalMs?: number;
+  /**
+   * Called when a `subscribe()` listener throws. The error never fails the commit (which is already
+   * durable) nor keeps the other listeners from being called.
+   * @default undefined (the error is ignored)
+   */
+  onListenerError?: (error: unknown, taskId: string) => void;
 }
 
 export const DEFAULT_NAMESPACE = 'default';
@@ -255,13 +261,14 @@ export class SqliteStore implements A2AStore {
   readonly #clock: Clock;
   readonly #busyTimeoutMs: number;
   readonly #pollIntervalMs: number;
+  readonly #onListenerError: ((error: unknown, taskId: string) => void) | undefined;
 
   #db: Database.Database | undefined;
   #statements: Statements | undefined;
   #closed = false;
 
   readonly #subscriptions = new Map<string, Set<Subscription>>();
-  /** Highest version each subscribed task was notified at (or had when first subscribed). */
+  /** The version each subscribed task was last notified at (or had when first subscribed). */
   readonly #seen = new Map<string, number>();
   #timer: NodeJS.Timeout | undefined;
   #dataVersion: number | undefined;
@@ -290,6 +297,10 @@ export class SqliteStore implements A2AStore {
     if (options.clock !== undefined && typeof options.clock !== 'function') {
       throw new A2AError('INVALID_OPTIONS', 'SqliteStore option "clock" must be a function returning epoch ms.');
     }
+    if (options.onListenerError !== undefined && typeof options.onListenerError !== 'function') {
+      throw new A2AError('INVALID_OPTIONS', 'SqliteStore option "onListenerError" must be a function.');
+    }
+    this.#onListenerError = options.onListenerError;
     this.#database = database;
     this.#filename = database?.name ?? (filename as string);
     this.#namespace = namespace;
@@ -447,7 +458,7 @@ export class SqliteStore implements A2AStore {
   /**
    * Listeners run synchronously right after a commit by this store, and from the poll loop for
    * commits by other connections to the file. A listener that throws does not affect the commit or
-   * the other listeners; its error is rethrown from a microtask so it is not lost.
+   * the other listeners; its error goes to the `onListenerError` option, if any.
    */
   subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
     let subscriptions = this.#subscriptions.get(taskId);
@@ -495,14 +506,16 @@ export class SqliteStore implements A2AStore {
   #notify(taskId: string, seq: number): void {
     const subscriptions = this.#subscriptions.get(taskId);
     if (subscriptions === undefined) return;
-    if (seq > (this.#seen.get(taskId) ?? 0)) this.#seen.set(taskId, seq);
+    this.#seen.set(taskId, seq);
     for (const { listener } of [...subscriptions]) {
       try {
         listener(seq);
       } catch (error) {
-        queueMicrotask(() => {
-          throw error;
-        });
+        try {
+          this.#onListenerError?.(error, taskId);
+        } catch {
+          // The error handler failed too; nothing is left to report it to.
+        }
       }
     }
   }
@@ -535,7 +548,8 @@ export class SqliteStore implements A2AStore {
     }
     this.#dataVersion = dataVersion;
     for (const { task_id: taskId, version } of rows) {
-      if (version > (this.#seen.get(taskId) ?? 0)) this.#notify(taskId, version);
+      // Versions only grow, except when a purged task id is created again: report any change.
+      if (version !== this.#seen.get(taskId)) this.#notify(taskId, version);
     }
   }
 }

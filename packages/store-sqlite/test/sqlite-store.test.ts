@@ -21,7 +21,6 @@ beforeEach(() => {
 });
 afterEach(async () => {
   vi.useRealTimers();
-  vi.unstubAllGlobals();
   for (const store of stores.splice(0)) await store.close();
   remove();
 });
@@ -61,6 +60,7 @@ describe('options', () => {
       { filename: 'x.db', busyTimeoutMs: -1 },
       { filename: 'x.db', pollIntervalMs: 0 },
       { filename: 'x.db', clock: 5 },
+      { filename: 'x.db', onListenerError: 'log' },
       { filename: 'x.db', database: new Database(':memory:') },
     ];
     for (const options of invalid) {
@@ -456,19 +456,21 @@ describe('subscribe', () => {
     expect(second).toEqual([1, 3]);
   });
 
-  it('a throwing listener neither fails the commit nor starves other listeners; its error is rethrown later', async () => {
-    const deferred: (() => void)[] = [];
-    vi.stubGlobal('queueMicrotask', (callback: () => void) => deferred.push(callback));
-    const store = await openStore({ filename: join(dir, 'a2a.db') });
+  it('a throwing listener neither fails the commit nor starves other listeners; onListenerError hears it', async () => {
+    const reported: [unknown, string][] = [];
+    const store = await openStore({
+      filename: join(dir, 'a2a.db'),
+      onListenerError: (error, taskId) => reported.push([error, taskId]),
+    });
     const seen: number[] = [];
+    const bug = new Error('listener bug');
     store.subscribe('t1', () => {
-      throw new Error('listener bug');
+      throw bug;
     });
     store.subscribe('t1', (seq) => seen.push(seq));
     await expect(create(store, makeTask('t1', 'c1'))).resolves.toHaveLength(1);
     expect(seen).toEqual([1]);
-    expect(deferred).toHaveLength(1);
-    expect(() => deferred[0]?.()).toThrow('listener bug');
+    expect(reported).toEqual([[bug, 't1']]);
   });
 
   it('notices commits made through another connection to the file', async () => {
@@ -507,6 +509,23 @@ describe('subscribe', () => {
     expect(seen).toEqual([2]);
     vi.advanceTimersByTime(200);
     expect(seen).toEqual([2]);
+  });
+
+  it('reports a purged task id created again by another connection', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const filename = join(dir, 'a2a.db');
+    const clock = manualClock();
+    const writer = await openStore({ filename, clock: clock.now });
+    const reader = await openStore({ filename });
+    const done = makeTask('t1', 'c1', 'completed');
+    await writer.commit({ taskId: 't1', expectedVersion: 0, task: done, events: [done, status(done, 'completed')] });
+    const seen: number[] = [];
+    reader.subscribe('t1', (seq) => seen.push(seq));
+    clock.advance(1000);
+    expect(await writer.purgeExpired(clock.now())).toEqual({ tasks: 1, contexts: 0 });
+    await create(writer, makeTask('t1', 'c1'));
+    vi.advanceTimersByTime(50);
+    expect(seen).toEqual([1]);
   });
 
   it('runs one poll timer only while a file store has subscribers', async () => {
