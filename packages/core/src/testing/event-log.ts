@@ -1,0 +1,104 @@
+import type { StoredEvent, TaskEvent } from '../store.js';
+import {
+  appendEvents,
+  artifactUpdate,
+  createTask,
+  statusUpdate,
+  taskFixture,
+  turnEnd,
+  userMessage,
+} from './fixtures.js';
+import { type ConformanceOptions, defineModule } from './harness.js';
+
+/** The per-task event log: gapless sequence numbers, readEvents windows, timestamps. */
+export function eventLog(options: ConformanceOptions): void {
+  defineModule(options, 'eventLog', (test) => {
+    test('seq runs 1..n without gaps across commits; createdAt is the commit’s clock time', async ({
+      expect,
+      store,
+      clock,
+    }) => {
+      const task = taskFixture();
+      const on = { taskId: task.id, contextId: task.contextId };
+      const commits: TaskEvent[][] = [
+        [statusUpdate(task, 'working')],
+        [artifactUpdate(task, 'a'), artifactUpdate(task, 'b'), artifactUpdate(task, 'c')],
+        [statusUpdate(task, 'input-required', { message: 'which?' }), turnEnd(task, 'turn-1')],
+        [userMessage('this one', on)],
+        [statusUpdate(task, 'completed')],
+      ];
+      const expected: StoredEvent[] = [];
+      const returned: StoredEvent[] = [];
+      const times: number[] = [];
+
+      returned.push(...(await createTask(store, task)));
+      expected.push({ seq: 1, event: task, createdAt: clock.now });
+      for (const events of commits) {
+        times.push(clock.advance(1000));
+        const stored = await appendEvents(store, task.id, events);
+        returned.push(...stored);
+        for (const event of events) expected.push({ seq: expected.length + 1, event, createdAt: clock.now });
+      }
+
+      expect(returned).toEqual(expected);
+      const read = await store.readEvents(task.id, 0);
+      expect(read).toEqual(expected);
+      expect(read.map((e) => e.seq)).toEqual(Array.from({ length: expected.length }, (_, i) => i + 1));
+      expect(read).toHaveLength(9);
+      expect(new Set(read.map((e) => e.createdAt))).toEqual(new Set([expected[0]?.createdAt, ...times]));
+    });
+
+    test('readEvents(after N) returns exactly the later events, in order', async ({ expect, store }) => {
+      const task = taskFixture({ state: 'working' });
+      await createTask(store, task);
+      for (let i = 0; i < 9; i++) await appendEvents(store, task.id, [artifactUpdate(task, `chunk ${i}`)]);
+      const all = await store.readEvents(task.id, 0);
+      expect(all).toHaveLength(10);
+
+      for (const after of [1, 3, 7, 9]) {
+        const later = await store.readEvents(task.id, after);
+        expect(later.map((e) => e.seq)).toEqual(Array.from({ length: 10 - after }, (_, i) => after + i + 1));
+        expect(later).toEqual(all.slice(after));
+      }
+      expect(await store.readEvents(task.id, 10)).toEqual([]);
+      expect(await store.readEvents(task.id, 25)).toEqual([]);
+    });
+
+    test('readEvents honours limit', async ({ expect, store }) => {
+      const task = taskFixture({ state: 'working' });
+      await createTask(store, task, [artifactUpdate(task, 'x'), artifactUpdate(task, 'y'), artifactUpdate(task, 'z')]);
+      await appendEvents(store, task.id, [artifactUpdate(task, 'w')]);
+
+      expect((await store.readEvents(task.id, 0, 2)).map((e) => e.seq)).toEqual([1, 2]);
+      expect((await store.readEvents(task.id, 2, 2)).map((e) => e.seq)).toEqual([3, 4]);
+      expect((await store.readEvents(task.id, 4, 2)).map((e) => e.seq)).toEqual([5]);
+      expect((await store.readEvents(task.id, 1, 1)).map((e) => e.seq)).toEqual([2]);
+      expect((await store.readEvents(task.id, 0, 50)).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    });
+
+    test('an unknown task has no events', async ({ expect, store }) => {
+      expect(await store.readEvents('no-such-task', 0)).toEqual([]);
+      const task = taskFixture();
+      await createTask(store, task);
+      expect(await store.readEvents(`${task.id}-other`, 0)).toEqual([]);
+      expect(await store.readEvents(`${task.id}-other`, 0, 10)).toEqual([]);
+    });
+
+    test('event logs of different tasks are independent', async ({ expect, store }) => {
+      const a = taskFixture({ state: 'working' });
+      const b = taskFixture({ state: 'working', contextId: a.contextId });
+      await createTask(store, a);
+      await createTask(store, b);
+      await appendEvents(store, a.id, [artifactUpdate(a, 'a2')]);
+      await appendEvents(store, b.id, [artifactUpdate(b, 'b2'), artifactUpdate(b, 'b3')]);
+      await appendEvents(store, a.id, [artifactUpdate(a, 'a3')]);
+
+      const eventsOfA = await store.readEvents(a.id, 0);
+      const eventsOfB = await store.readEvents(b.id, 0);
+      expect(eventsOfA.map((e) => e.seq)).toEqual([1, 2, 3]);
+      expect(eventsOfB.map((e) => e.seq)).toEqual([1, 2, 3]);
+      expect(eventsOfA.every((e) => (e.event.kind === 'task' ? e.event.id : e.event.taskId) === a.id)).toBe(true);
+      expect(eventsOfB.every((e) => (e.event.kind === 'task' ? e.event.id : e.event.taskId) === b.id)).toBe(true);
+    });
+  });
+}

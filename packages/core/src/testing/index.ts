@@ -1,0 +1,75 @@
+/**
+ * `@fastify-a2a/core/testing`: the store conformance suite every adapter runs, and test fixtures.
+ *
+ * ```ts
+ * import { it, describe } from 'vitest';
+ * import { storeConformance } from '@fastify-a2a/core/testing';
+ * storeConformance({ test: it, describe, factory: ({ clock }) => new MemoryStore({ clock }) });
+ * ```
+ */
+
+import { activeTasks } from './active-tasks.js';
+import { concurrency } from './concurrency.js';
+import { contextStore } from './context-store.js';
+import { eventLog } from './event-log.js';
+import type { ConformanceOptions } from './harness.js';
+import { history } from './history.js';
+import { isolation } from './isolation.js';
+import { lifecycle } from './lifecycle.js';
+import { notifications } from './notifications.js';
+import { persistence } from './persistence.js';
+import { retention } from './retention.js';
+import { taskBasics } from './task-basics.js';
+import { tasksByContext } from './tasks-by-context.js';
+
+export * from './fixtures.js';
+export type {
+  Capability,
+  ConformanceDescribeFunction,
+  ConformanceOptions,
+  ConformanceTestBody,
+  ConformanceTestContext,
+  ConformanceTestFunction,
+  StoreFactory,
+  StoreFactoryOptions,
+  StoreTestBody,
+  StoreTestContext,
+} from './harness.js';
+export {
+  activeTasks,
+  concurrency,
+  contextStore,
+  eventLog,
+  history,
+  isolation,
+  lifecycle,
+  notifications,
+  persistence,
+  retention,
+  taskBasics,
+  tasksByContext,
+};
+
+/** Every module of the suite by name, in the order {@link storeConformance} registers them. */
+export const conformanceModules: Readonly<Record<string, (options: ConformanceOptions) => void>> = Object.freeze({
+  lifecycle,
+  taskBasics,
+  history,
+  tasksByContext,
+  eventLog,
+  activeTasks,
+  contextStore,
+  concurrency,
+  notifications,
+  retention,
+  isolation,
+  persistence,
+});
+
+/**
+ * Registers the whole suite with the runner. Tests of a capability the store declares `false` in
+ * `store.supports` are reported as skipped (through the test context's `skip`).
+ */
+export function storeConformance(options: ConformanceOptions): void {
+  for (const register of Object.values(conformanceModules)) register(options);
+}

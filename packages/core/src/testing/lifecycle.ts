@@ -1,0 +1,48 @@
+import { createTask, taskFixture } from './fixtures.js';
+import { type ConformanceOptions, defineModule } from './harness.js';
+
+/** open/close/ping and the declared capabilities. */
+export function lifecycle(options: ConformanceOptions): void {
+  defineModule(options, 'lifecycle', (test) => {
+    test('declares its capabilities as four booleans', async ({ expect, store }) => {
+      expect(store.supports).toEqual({
+        durable: expect.any(Boolean),
+        crossProcess: expect.any(Boolean),
+        ttl: expect.any(Boolean),
+        namespaces: expect.any(Boolean),
+      });
+    });
+
+    test('open() twice is harmless: the store keeps working and keeps its data', async ({ expect, store }) => {
+      // The harness already opened it once.
+      await store.open();
+      const task = taskFixture();
+      await createTask(store, task);
+      await store.open();
+      expect((await store.getTask(task.id))?.task).toEqual(task);
+      await store.setContext('ctx', 1);
+      expect((await store.getContext('ctx'))?.state).toBe(1);
+    });
+
+    test('ping() resolves on an open store', async ({ expect, store }) => {
+      await expect(store.ping()).resolves.toBeUndefined();
+      await createTask(store, taskFixture());
+      await expect(store.ping()).resolves.toBeUndefined();
+    });
+
+    test('close() twice is harmless', async ({ expect, store }) => {
+      await createTask(store, taskFixture());
+      await expect(store.close()).resolves.toBeUndefined();
+      await expect(store.close()).resolves.toBeUndefined();
+    });
+
+    test('open() at a fresh location gives an empty store', async ({ expect, store, openStore, newLocation }) => {
+      await createTask(store, taskFixture({ id: 'here', contextId: 'ctx' }));
+      await store.setContext('ctx', 'here');
+      const elsewhere = await openStore({ location: newLocation() });
+      expect(await elsewhere.getTask('here')).toBeUndefined();
+      expect(await elsewhere.getContext('ctx')).toBeUndefined();
+      expect(await elsewhere.listActiveTasks()).toEqual([]);
+    });
+  });
+}

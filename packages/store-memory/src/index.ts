@@ -1,0 +1,1 @@
+export { createMemoryStore, MemoryStore, type MemoryStoreOptions } from './memory-store.js';
