@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
 // Workspace packages resolve to their TypeScript sources through this export condition, so tests
@@ -15,7 +16,8 @@ export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    globalSetup: ['./test-support/global-setup.ts'],
+    // Absolute: projects inherit this (extends: true) and would resolve a relative path against their own root.
+    globalSetup: [fileURLToPath(new URL('./test-support/global-setup.ts', import.meta.url))],
     projects: [
       project('core'),
       project('store-memory'),

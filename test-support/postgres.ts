@@ -82,6 +82,8 @@ export interface PostgresTestContext {
   readonly schema: string;
   /** One more fresh schema name, dropped with the file's (e.g. one per test). */
   newSchema(prefix?: string): string;
+  /** Drops `schema` too after the file (a name made elsewhere, e.g. a conformance `location`). Returns it. */
+  track(schema: string): string;
   /** Runs a query on a pool of this file's (closed after the file), e.g. `pg_terminate_backend`. */
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
 }
@@ -108,6 +110,10 @@ export function withPostgres(prefix = 'a2a_test'): PostgresTestContext {
     url,
     schema,
     newSchema,
+    track(name) {
+      if (!schemas.includes(name)) schemas.push(name);
+      return name;
+    },
     query<R extends pg.QueryResultRow>(text: string, values?: unknown[]) {
       pool ??= new pg.Pool({ connectionString: url, max: 2 });
       return pool.query<R>(text, values);

@@ -127,6 +127,11 @@ function validate(options: PostgresStoreOptions): void {
       throw invalid(`PostgresStore: \`${key}\` must be a non-empty string.`);
     }
   }
+  if (options.schema?.startsWith('pg_')) {
+    throw invalid(
+      `PostgresStore: schema "${options.schema}" starts with pg_, which Postgres reserves for system schemas.`,
+    );
+  }
   if (options.schema !== undefined && Buffer.byteLength(options.schema) > 63) {
     throw invalid(
       `PostgresStore: schema "${options.schema}" is longer than 63 bytes; Postgres would truncate it. Choose a shorter name.`,
