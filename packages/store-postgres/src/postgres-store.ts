@@ -78,6 +78,12 @@ export interface PostgresStoreOptions {
    * @default true
    */
   listen?: boolean;
+  /**
+   * Called when a subscriber throws. A throwing subscriber neither fails the commit nor keeps the
+   * other subscribers (or the LISTEN connection) from being called.
+   * @default undefined (the error is ignored)
+   */
+  onListenerError?: (error: unknown, taskId: string) => void;
 }
 
 const DEFAULT_CONNECTION_TIMEOUT_MS = 5_000;
@@ -126,6 +132,9 @@ function validate(options: PostgresStoreOptions): void {
     if (value !== undefined && (typeof value !== 'string' || value === '')) {
       throw invalid(`PostgresStore: \`${key}\` must be a non-empty string.`);
     }
+  }
+  if (options.onListenerError !== undefined && typeof options.onListenerError !== 'function') {
+    throw invalid('PostgresStore: `onListenerError` must be a function.');
   }
   if (options.schema?.startsWith('pg_')) {
     throw invalid(
@@ -511,9 +520,12 @@ export class PostgresStore implements A2AStore {
     for (const { listener } of [...set]) {
       try {
         listener(seq);
-      } catch {
-        // A throwing subscriber is its own bug; it must not keep the others (or the LISTEN loop) from
-        // being told.
+      } catch (error) {
+        try {
+          this.#options.onListenerError?.(error, taskId);
+        } catch {
+          // A failing error handler must not stop the remaining subscribers either.
+        }
       }
     }
   }
