@@ -1,9 +1,8 @@
-import type { A2AStore, TaskRecord } from '../store.js';
+import type { A2AStore, StoredEvent, TaskRecord } from '../store.js';
 import { applyEvents } from '../task-state.js';
-import type { Task } from '../types.js';
+import type { Task, TaskArtifactUpdateEvent } from '../types.js';
 import {
   appendEvents,
-  appendWithRetry,
   artifactUpdate,
   createTask,
   isVersionConflict,
@@ -121,15 +120,14 @@ async function concurrentWriters({ expect, store }: StoreTestContext, stores: A2
 
   const results = await Promise.all(
     Array.from({ length: WRITERS }, (_, i) =>
-      appendWithRetry(
+      write(
         stores[i % stores.length] as A2AStore,
         task.id,
-        [artifactUpdate(task, { artifactId: `artifact-${i}`, parts: [textPart(`from writer ${i}`)] })],
-        WRITERS,
+        artifactUpdate(task, { artifactId: `artifact-${i}`, parts: [textPart(`from writer ${i}`)] }),
+        i % 3,
       ),
     ),
   );
-
   const seqs = results.flatMap((r) => r.stored.map((e) => e.seq));
   expect([...seqs].sort((a, b) => a - b)).toEqual(Array.from({ length: WRITERS }, (_, i) => i + 2));
 
@@ -148,6 +146,36 @@ async function concurrentWriters({ expect, store }: StoreTestContext, stores: A2
     // The snapshot is the log replayed: same artifacts, in the order their events were sequenced.
     expect(record?.task.artifacts?.map((a) => a.artifactId)).toEqual(artifactIds);
   }
+}
+
+/**
+ * One writer: read → apply → commit, again on conflict. It waits `pause` event-loop turns between
+ * read and commit, so writers interleave even on a store that answers without real I/O (in
+ * lockstep, a store that skipped its version check would look correct).
+ */
+async function write(
+  store: A2AStore,
+  taskId: string,
+  event: TaskArtifactUpdateEvent,
+  pause: number,
+): Promise<{ stored: StoredEvent[]; attempts: number }> {
+  for (let attempts = 1; attempts <= WRITERS; attempts++) {
+    const record = await store.getTask(taskId);
+    if (record === undefined) throw new Error(`task "${taskId}" disappeared`);
+    for (let turn = 0; turn < pause; turn++) await new Promise((resolve) => setImmediate(resolve));
+    try {
+      const stored = await store.commit({
+        taskId,
+        expectedVersion: record.version,
+        task: applyEvents(record.task, [event]),
+        events: [event],
+      });
+      return { stored, attempts };
+    } catch (error) {
+      if (!isVersionConflict(error)) throw error;
+    }
+  }
+  throw new Error(`A writer had ${WRITERS} version conflicts, more than ${WRITERS - 1} other writers can cause.`);
 }
 
 function expectConflict(

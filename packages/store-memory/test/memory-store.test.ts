@@ -1,0 +1,186 @@
+import { A2AError } from '@fastify-a2a/core';
+import {
+  appendEvents,
+  artifactUpdate,
+  createTask,
+  createTestClock,
+  eventually,
+  statusUpdate,
+  taskFixture,
+} from '@fastify-a2a/core/testing';
+import { describe, expect, it } from 'vitest';
+import { createMemoryStore, MemoryStore } from '../src/index.js';
+
+describe('bounded retention (maxTasks)', () => {
+  it('evicts the least recently updated terminal tasks first, with their events', async () => {
+    const clock = createTestClock();
+    const store = new MemoryStore({ clock, maxTasks: 3 });
+    const a = taskFixture({ id: 'a', state: 'working' });
+    await createTask(store, a);
+    clock.advance(1);
+    await createTask(store, taskFixture({ id: 'b', state: 'completed' }));
+    clock.advance(1);
+    await createTask(store, taskFixture({ id: 'c', state: 'failed' }));
+    clock.advance(1);
+    // `a` was created first but is updated (and finished) last: it is now the most recent.
+    await appendEvents(store, 'a', [statusUpdate(a, 'completed')]);
+
+    await createTask(store, taskFixture({ id: 'd', state: 'working' }));
+    expect(await store.getTask('b')).toBeUndefined();
+    expect(await store.readEvents('b', 0)).toEqual([]);
+    expect((await store.getTask('c'))?.task.id).toBe('c');
+    expect((await store.getTask('a'))?.version).toBe(2);
+
+    await createTask(store, taskFixture({ id: 'e', state: 'working' }));
+    expect(await store.getTask('c')).toBeUndefined();
+    expect((await store.getTask('a'))?.task.id).toBe('a');
+    expect((await store.getTask('d'))?.task.id).toBe('d');
+    expect((await store.getTask('e'))?.task.id).toBe('e');
+  });
+
+  it('never evicts a non-terminal task, nor the task just written: the bound is soft', async () => {
+    const store = new MemoryStore({ maxTasks: 2 });
+    for (const id of ['w1', 'w2', 'w3']) await createTask(store, taskFixture({ id, state: 'working' }));
+    await createTask(store, taskFixture({ id: 'input', state: 'input-required' }));
+    await createTask(store, taskFixture({ id: 'done', state: 'completed' }));
+
+    for (const id of ['w1', 'w2', 'w3', 'input', 'done']) expect((await store.getTask(id))?.task.id, id).toBe(id);
+    expect((await store.listActiveTasks()).map((r) => r.task.id)).toEqual(['w1', 'w2', 'w3']);
+
+    // Once something else is written, the finished task is the one to go.
+    await createTask(store, taskFixture({ id: 'w4', state: 'working' }));
+    expect(await store.getTask('done')).toBeUndefined();
+    expect((await store.getTask('input'))?.task.id).toBe('input');
+  });
+
+  it('keeps the task count at maxTasks under a stream of finished tasks', async () => {
+    const store = new MemoryStore({ maxTasks: 10 });
+    for (let i = 0; i < 50; i++) {
+      const task = taskFixture({ id: `t${i}`, contextId: 'ctx', state: 'working' });
+      await createTask(store, task, [artifactUpdate(task, `out ${i}`)]);
+      await appendEvents(store, task.id, [statusUpdate(task, 'completed')]);
+    }
+    const kept = await store.listTasksByContext('ctx');
+    expect(kept.map((r) => r.task.id)).toEqual(Array.from({ length: 10 }, (_, i) => `t${40 + i}`));
+  });
+});
+
+describe('options', () => {
+  it('rejects a maxTasks that is not a positive integer', () => {
+    for (const maxTasks of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => new MemoryStore({ maxTasks }), String(maxTasks)).toThrow(/maxTasks must be a positive integer/);
+      try {
+        new MemoryStore({ maxTasks });
+      } catch (error) {
+        expect(A2AError.is(error) && error.code).toBe('INVALID_OPTIONS');
+      }
+    }
+  });
+
+  it('rejects a clock that is not a function', () => {
+    expect(() => new MemoryStore({ clock: 5 as unknown as () => number })).toThrow(/clock must be a function/);
+  });
+
+  it('uses the system clock by default', async () => {
+    const store = createMemoryStore();
+    const before = Date.now();
+    await store.setContext('ctx', 1);
+    const record = await store.getContext('ctx');
+    expect(record?.updatedAt).toBeGreaterThanOrEqual(before);
+    expect(record?.updatedAt).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('declares its capabilities', () => {
+    expect(new MemoryStore().supports).toEqual({ durable: false, crossProcess: false, ttl: true, namespaces: false });
+    expect(Object.isFrozen(new MemoryStore().supports)).toBe(true);
+  });
+});
+
+describe('commit validation', () => {
+  it('refuses a commit without events or with a snapshot of another task, and stores nothing', async () => {
+    const store = new MemoryStore();
+    const task = taskFixture({ id: 't' });
+    await expect(store.commit({ taskId: 't', expectedVersion: 0, task, events: [] })).rejects.toThrow(/no events/);
+    await expect(store.commit({ taskId: 'other', expectedVersion: 0, task, events: [task] })).rejects.toThrow(
+      /must match/,
+    );
+    expect(await store.getTask('t')).toBeUndefined();
+    expect(await store.getTask('other')).toBeUndefined();
+  });
+});
+
+describe('close', () => {
+  it('makes ping and every operation reject with STORE_UNAVAILABLE, and drops the data', async () => {
+    const store = new MemoryStore();
+    await store.open();
+    await createTask(store, taskFixture({ id: 't' }));
+    await store.close();
+
+    await expect(store.ping()).rejects.toThrow(/MemoryStore is closed/);
+    await expect(store.getTask('t')).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await expect(store.open()).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await expect(store.setContext('c', 1)).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await expect(store.purgeExpired(Date.now())).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
+    await expect(store.close()).resolves.toBeUndefined();
+  });
+});
+
+describe('call context', () => {
+  it('rejects with the abort reason when the signal is already aborted', async () => {
+    const store = new MemoryStore();
+    const controller = new AbortController();
+    controller.abort(new Error('caller gave up'));
+    const task = taskFixture();
+    await expect(
+      store.commit({ taskId: task.id, expectedVersion: 0, task, events: [task] }, { signal: controller.signal }),
+    ).rejects.toThrow('caller gave up');
+    expect(await store.getTask(task.id)).toBeUndefined();
+    await expect(store.getTask(task.id, { signal: controller.signal })).rejects.toThrow('caller gave up');
+  });
+});
+
+describe('subscribe', () => {
+  it('reports a throwing listener to onListenerError and still calls the others', async () => {
+    const errors: Array<{ error: unknown; taskId: string }> = [];
+    const store = new MemoryStore({ onListenerError: (error, taskId) => errors.push({ error, taskId }) });
+    const heard: number[] = [];
+    store.subscribe('t', () => {
+      throw new Error('boom');
+    });
+    store.subscribe('t', (seq) => heard.push(seq));
+    await createTask(store, taskFixture({ id: 't' }));
+    await eventually('the healthy listener', () => heard.length > 0);
+    expect(heard).toEqual([1]);
+    expect(errors).toEqual([{ error: new Error('boom'), taskId: 't' }]);
+  });
+
+  it('calls listeners after the commit, not inside it, with the task version', async () => {
+    const store = new MemoryStore();
+    const task = taskFixture({ id: 't', state: 'working' });
+    const seen: Array<{ seq: number; version: number | undefined }> = [];
+    store.subscribe('t', (seq) => {
+      // Reading from the listener sees the committed state.
+      void store.getTask('t').then((record) => seen.push({ seq, version: record?.version }));
+    });
+    const committed = createTask(store, task, [artifactUpdate(task, 'x')]);
+    expect(seen).toEqual([]);
+    await committed;
+    await eventually('the listener', () => seen.length > 0);
+    expect(seen).toEqual([{ seq: 2, version: 2 }]);
+  });
+
+  it('a listener subscribed twice is called twice, and each unsubscribe removes one', async () => {
+    const store = new MemoryStore();
+    const heard: number[] = [];
+    const listener = (seq: number) => heard.push(seq);
+    const first = store.subscribe('t', listener);
+    store.subscribe('t', listener);
+    const task = taskFixture({ id: 't', state: 'working' });
+    await createTask(store, task);
+    await eventually('both calls', () => heard.length === 2);
+    first();
+    await appendEvents(store, 't', [artifactUpdate(task, 'x')]);
+    await eventually('one more call', () => heard.length === 3);
+    expect(heard).toEqual([1, 1, 2]);
+  });
+});
