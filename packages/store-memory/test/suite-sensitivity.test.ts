@@ -242,7 +242,12 @@ async function runSuite(factory: StoreFactory): Promise<Outcome> {
   for (const { name, body } of tests) {
     let skipped = false;
     try {
-      await body({ expect, skip: () => void (skipped = true) });
+      await body({
+        expect,
+        skip: () => {
+          skipped = true;
+        },
+      });
       (skipped ? outcome.skipped : outcome.passed).push(name);
     } catch {
       outcome.failed.push(name);
