@@ -245,7 +245,7 @@ describe('concurrent writers (two instances, separate pools)', () => {
     const write = (store: PostgresStore, who: string) =>
       Promise.all(
         Array.from({ length: 40 }, (_, i) =>
-          appendWithRetry(store, task.id, [artifactUpdate(task, `${who}-${i}`)], { maxAttempts: 1000 }),
+          appendWithRetry(store, task.id, [artifactUpdate(task, `${who}-${i}`)], 1000),
         ),
       );
     await Promise.all([write(a, 'a'), write(b, 'b')]);
