@@ -89,7 +89,13 @@ export class JsonRpcHandler {
     this.#runtime = options.runtime;
     this.#card = options.agentCard;
     this.#log = options.logger;
-    const ajv = new Ajv({ allErrors: true, discriminator: true, strict: true, allowUnionTypes: true });
+    const ajv = new Ajv({
+      allErrors: true,
+      discriminator: true,
+      strict: true,
+      strictRequired: false,
+      allowUnionTypes: true,
+    });
     this.#validateEnvelope = ajv.compile(schemas.jsonRpcRequestSchema);
     const message = ajv.compile(schemas.messageSendParamsSchema);
     const taskId = ajv.compile(schemas.taskIdParamsSchema);

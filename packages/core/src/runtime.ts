@@ -149,7 +149,7 @@ class TaskWriter {
     for (let attempt = 1; ; attempt++) {
       const events = build(this.task);
       if (events === undefined || events.length === 0) return false;
-      const next = applyEvents(this.task, events);
+      const next = applyEvents(this.version === 0 ? undefined : this.task, events);
       try {
         const stored = await this.store.commit({
           taskId: this.task.id,

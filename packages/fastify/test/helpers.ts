@@ -1,0 +1,131 @@
+import type { A2AStore, AgentExecutorLike, JsonRpcResponse, Message, Part } from '@fastify-a2a/core';
+import { MemoryStore } from '@fastify-a2a/store-memory';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { type A2APluginOptions, a2aPlugin } from '../src/index.js';
+
+export const testCard = {
+  name: 'Test agent',
+  description: 'An agent for tests.',
+  version: '1.0.0',
+} as const;
+
+let counter = 0;
+export const nextId = (prefix = 'm'): string => `${prefix}-${Date.now().toString(36)}-${++counter}`;
+
+export function userMessage(text: string, extra: Partial<Message> = {}): Message {
+  return { kind: 'message', role: 'user', messageId: nextId('msg'), parts: [{ kind: 'text', text }], ...extra };
+}
+
+export function rpcBody(
+  method: string,
+  params?: unknown,
+  id: string | number | null = nextId('req'),
+): Record<string, unknown> {
+  return params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
+}
+
+export interface TestApp {
+  app: FastifyInstance;
+  store: A2AStore;
+  /** POSTs a JSON-RPC call and returns the parsed body (asserting HTTP 200 JSON). */
+  call<T = unknown>(method: string, params?: unknown): Promise<JsonRpcResponse<T>>;
+}
+
+export async function buildApp(executor: AgentExecutorLike, options: Partial<A2APluginOptions> = {}): Promise<TestApp> {
+  const store = (options.store as A2AStore | undefined) ?? new MemoryStore();
+  const app = Fastify({ logger: false });
+  await app.register(a2aPlugin, { agentCard: testCard, executor, store, retention: false, ...options });
+  await app.ready();
+  return {
+    app,
+    store,
+    async call<T>(method: string, params?: unknown) {
+      const res = await app.inject({
+        method: 'POST',
+        url: `${options.prefix ?? ''}/a2a`,
+        payload: rpcBody(method, params),
+      });
+      if (res.statusCode !== 200) throw new Error(`HTTP ${res.statusCode}: ${res.body}`);
+      return res.json() as JsonRpcResponse<T>;
+    },
+  };
+}
+
+export interface SseEvent {
+  id?: string;
+  data: unknown;
+}
+
+/** Parses a complete text/event-stream body into its events (comments such as heartbeats dropped). */
+export function parseSse(body: string): SseEvent[] {
+  const events: SseEvent[] = [];
+  for (const block of body.split('\n\n')) {
+    let id: string | undefined;
+    const data: string[] = [];
+    for (const line of block.split('\n')) {
+      if (line.startsWith('id: ')) id = line.slice(4);
+      else if (line.startsWith('data: ')) data.push(line.slice(6));
+    }
+    if (data.length > 0)
+      events.push(id === undefined ? { data: JSON.parse(data.join('\n')) } : { id, data: JSON.parse(data.join('\n')) });
+  }
+  return events;
+}
+
+export const textParts = (parts: Part[] | undefined): string =>
+  (parts ?? []).map((p) => (p.kind === 'text' ? p.text : '')).join('');
+
+/** Polls `probe` until it returns a truthy value or `timeoutMs` passes. */
+export async function waitFor<T>(
+  probe: () => Promise<T> | T,
+  timeoutMs = 5000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Reads SSE events from a fetch Response as they arrive. */
+export async function* readSse(response: Response): AsyncGenerator<SseEvent> {
+  if (!response.body) throw new Error('no body');
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let index = buffer.indexOf('\n\n');
+    while (index !== -1) {
+      const block = buffer.slice(0, index);
+      buffer = buffer.slice(index + 2);
+      const [event] = parseSse(`${block}\n\n`);
+      if (event) yield event;
+      index = buffer.indexOf('\n\n');
+    }
+  }
+}
+
+/** Starts the app on an ephemeral loopback port and returns its base URL. */
+export async function listen(app: FastifyInstance): Promise<string> {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return `http://127.0.0.1:${address.port}`;
+}
+
+export function postSse(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+  signal?: AbortSignal,
+): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+    body: JSON.stringify(body),
+    ...(signal ? { signal } : {}),
+  });
+}
