@@ -242,8 +242,12 @@ export default async function setup(project: TestProject): Promise<(() => Promis
   const needed = project.vitest.projects.some((p) => POSTGRES_PROJECTS.has(p.name));
 
   let result = await probe(url);
-  if (!result.ok && result.missingDatabase) {
-    await createDatabase(url);
+  if (!result.ok && result.missingDatabase && needed) {
+    try {
+      await createDatabase(url);
+    } catch (error) {
+      throw new Error(howToFix(url, `${result.message}, and creating it failed: ${describe(error).message}`));
+    }
     result = await probe(url);
   }
   if (result.ok) {
