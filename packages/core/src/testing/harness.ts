@@ -54,7 +54,8 @@ export interface StoreFactoryOptions {
 /**
  * Returns a fresh, NOT yet opened store for `options`. The suite calls `open()` and, at the end of
  * the test, `close()` on every store it got, so the factory itself must not open or close anything
- * it hands out. It may be called several times per test (two namespaces, a reopen).
+ * it hands out. It may be called several times per test (two namespaces, a reopen). The suite reads
+ * `store.supports` before `open()` to decide whether a capability-gated test runs.
  */
 export type StoreFactory = (options: StoreFactoryOptions) => A2AStore | Promise<A2AStore>;
 
