@@ -239,7 +239,15 @@ export class PostgresStore implements A2AStore {
     this.#clock = options.clock ?? systemClock;
     this.#sql = statements(this.schema);
     this.#channel = notificationChannel(this.schema, this.namespace);
-    this.#target = resolveTarget(options.pool?.options ?? this.#poolConfig());
+    try {
+      this.#target = resolveTarget(options.pool?.options ?? this.#poolConfig());
+    } catch (error) {
+      throw new A2AError(
+        'INVALID_OPTIONS',
+        `PostgresStore: the connection settings are not valid (${messageOf(error)}). Write connectionString as postgres://user:password@host:5432/database.`,
+        { cause: error },
+      );
+    }
     const listen = options.listen ?? true;
     this.supports = { durable: true, crossProcess: listen, ttl: true, namespaces: true };
   }

@@ -68,6 +68,7 @@ describe('options', () => {
     expect(invalid({ schema: 'pg_mine' })).toBe('INVALID_OPTIONS');
     expect(invalid({ schema: 'x'.repeat(64) })).toBe('INVALID_OPTIONS');
     expect(invalid({ namespace: '' })).toBe('INVALID_OPTIONS');
+    expect(invalid({ connectionString: 'postgres://host:notaport/db' })).toBe('INVALID_OPTIONS');
     expect(invalid({ schema: 'x'.repeat(63), namespace: 'n' })).toBe('accepted');
     void pool.end();
   });
@@ -326,6 +327,24 @@ describe('cross-process notifications (LISTEN/NOTIFY)', () => {
     await eventually('the same namespace to hear it', () => heardSame.includes(1));
     await new Promise((resolve) => setTimeout(resolve, 100));
     expect(heardOther).toEqual([]);
+  });
+
+  it('a throwing subscriber goes to onListenerError; the others are still called', async () => {
+    const reported: Array<[unknown, string]> = [];
+    const store = await openStore({
+      listen: false,
+      onListenerError: (error, taskId) => reported.push([error, taskId]),
+    });
+    const task = taskFixture({ state: 'working' });
+    const heard: number[] = [];
+    const failure = new Error('subscriber bug');
+    store.subscribe(task.id, () => {
+      throw failure;
+    });
+    store.subscribe(task.id, (seq) => heard.push(seq));
+    await createTask(store, task);
+    expect(heard).toEqual([1]);
+    expect(reported).toEqual([[failure, task.id]]);
   });
 
   it('a listen: false instance only hears its own commits', async () => {
