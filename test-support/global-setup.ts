@@ -21,7 +21,7 @@
  */
 
 import { spawn, spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
@@ -136,11 +136,15 @@ function freePort(): Promise<number> {
   });
 }
 
-/** Runs `argv` (as `user` when given, through runuser) and rejects with its output when it fails. */
+/** `argv` as `user` (through runuser) when given. */
+const asUser = (argv: string[], user: string | undefined): [string, ...string[]] =>
+  user === undefined ? (argv as [string, ...string[]]) : ['runuser', '-u', user, '--', ...argv];
+
+/** Runs `argv` (as `user` when given) and rejects with its output when it fails. */
 function run(argv: string[], user: string | undefined): Promise<void> {
-  const [command, ...args] = user === undefined ? argv : ['runuser', '-u', user, '--', ...argv];
+  const [command, ...args] = asUser(argv, user);
   return new Promise((resolve, reject) => {
-    const child = spawn(command as string, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (chunk) => {
       output += chunk;
@@ -170,12 +174,9 @@ async function startCluster(): Promise<Cluster> {
   const pgCtl = join(bin, 'pg_ctl');
   let started = false;
   const stopSync = (): void => {
-    if (started)
-      spawnSync(
-        user === undefined ? pgCtl : 'runuser',
-        [...(user ? ['-u', user, '--', pgCtl] : []), '-D', data, '-m', 'immediate', 'stop'],
-        { stdio: 'ignore' },
-      );
+    if (!started) return;
+    const [command, ...args] = asUser([pgCtl, '-D', data, '-m', 'immediate', 'stop'], user);
+    spawnSync(command, args, { stdio: 'ignore' });
   };
   // If the run dies without teardown (e.g. an uncaught error in Vitest), don't leave a server behind.
   process.once('exit', stopSync);
@@ -196,9 +197,13 @@ async function startCluster(): Promise<Cluster> {
       '-c max_connections=200',
     ].join(' ');
     started = true;
-    await run(
-      [pgCtl, '-D', data, '-l', join(dir, 'postgres.log'), '-o', serverOptions, '-w', '-t', '30', 'start'],
-      user,
+    const log = join(dir, 'postgres.log');
+    await run([pgCtl, '-D', data, '-l', log, '-o', serverOptions, '-w', '-t', '30', 'start'], user).catch(
+      async (error: Error) => {
+        // pg_ctl only says "examine the log output"; the log is about to be deleted, so quote it.
+        const tail = await readFile(log, 'utf8').catch(() => '');
+        throw new Error(`${error.message}\n${tail.trim().split('\n').slice(-10).join('\n')}`);
+      },
     );
     const url = `postgres://postgres@127.0.0.1:${port}/test`;
     await createDatabase(url);
