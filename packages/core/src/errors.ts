@@ -36,6 +36,7 @@ export type A2AErrorCode =
   | 'INVALID_AGENT_RESPONSE'
   | 'EXTENDED_CARD_NOT_CONFIGURED'
   | 'VERSION_CONFLICT'
+  | 'DUPLICATE_MESSAGE'
   | 'INVALID_TRANSITION'
   | 'STORE_UNAVAILABLE'
   | 'INVALID_OPTIONS';
@@ -55,6 +56,7 @@ export const jsonRpcCodeFor: Record<A2AErrorCode, number> = {
   INVALID_AGENT_RESPONSE: JsonRpcErrorCode.InvalidAgentResponse,
   EXTENDED_CARD_NOT_CONFIGURED: JsonRpcErrorCode.AuthenticatedExtendedCardNotConfigured,
   VERSION_CONFLICT: JsonRpcErrorCode.InternalError,
+  DUPLICATE_MESSAGE: JsonRpcErrorCode.InvalidParams,
   INVALID_TRANSITION: JsonRpcErrorCode.InternalError,
   STORE_UNAVAILABLE: JsonRpcErrorCode.InternalError,
   INVALID_OPTIONS: JsonRpcErrorCode.InternalError,
@@ -113,5 +115,23 @@ export class VersionConflictError extends A2AError {
       { data: { taskId, expected, actual } },
     );
     this.name = 'VersionConflictError';
+  }
+}
+
+/**
+ * Raised by a store's commit when a user message id is already indexed: a retried message/send
+ * (the runtime answers with the original task) or a client reusing a message id.
+ */
+export class DuplicateMessageError extends A2AError {
+  readonly messageId: string;
+
+  constructor(messageId: string, existing?: { taskId: string; contextId: string }) {
+    super(
+      'DUPLICATE_MESSAGE',
+      `Message "${messageId}" was already received${existing ? ` (task "${existing.taskId}")` : ''}; message ids must be unique.`,
+      { data: { messageId, ...existing } },
+    );
+    this.name = 'DuplicateMessageError';
+    this.messageId = messageId;
   }
 }

@@ -1,3 +1,4 @@
+export * from './coordination.js';
 export * from './errors.js';
 export * from './executor.js';
 export * from './jsonrpc.js';

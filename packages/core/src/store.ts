@@ -11,8 +11,19 @@
  * `task-state.ts`) and never interpret protocol rules, so every adapter behaves the same.
  *
  * All data is copied in and out: callers may mutate what they pass or receive.
+ *
+ * Rules every adapter follows (the conformance suite checks them):
+ * - `supports` can be read right after construction, before `open()`.
+ * - Every method returns a promise and fails by rejecting (never a synchronous throw); calls
+ *   before `open()` or after `close()` reject with A2AError `STORE_UNAVAILABLE`. A store need not
+ *   support `open()` again after `close()`.
+ * - A listener that throws affects neither the commit nor the other listeners (stores take an
+ *   `onListenerError` option to see such errors).
+ * - Context state is any JSON value; `undefined` is stored as `null`.
+ * - `limit` arguments are integers ≥ 0.
  */
 
+import type { CoordinationStore } from './coordination.js';
 import type { Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from './types.js';
 
 /** Internal marker: the turn `turnId` ended with the task still non-final (e.g. `working`). */
@@ -100,10 +111,14 @@ export type Unsubscribe = () => void;
 export interface TaskStore {
   /**
    * Atomically checks the task's version, stores the new snapshot and appends the events.
-   * `expectedVersion: 0` creates the task and fails if it exists.
+   * `expectedVersion: 0` creates the task and fails if it exists. In the same transaction it
+   * indexes user message ids (see {@link CoordinationStore.findMessage}).
    * @returns the stored events with their sequence numbers.
    * @throws {VersionConflictError} when the task's version is not `expectedVersion`
    *   (including: creating a task that exists, or updating one that does not).
+   * @throws {DuplicateMessageError} when a user message id in `events` is already indexed (for
+   *   this or another task); nothing is written.
+   * @throws {A2AError} `INTERNAL` for an empty `events` list or a snapshot whose id is not `taskId`.
    */
   commit(request: CommitRequest, ctx?: StoreCallContext): Promise<StoredEvent[]>;
 
@@ -137,7 +152,7 @@ export interface EventNotifier {
   subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe;
 }
 
-export interface A2AStore extends TaskStore, ContextStore, EventNotifier {
+export interface A2AStore extends TaskStore, ContextStore, EventNotifier, CoordinationStore {
   readonly supports: StoreCapabilities;
   /** Connects and migrates; idempotent. The runtime calls it before first use. */
   open(): Promise<void>;
@@ -146,8 +161,8 @@ export interface A2AStore extends TaskStore, ContextStore, EventNotifier {
   /** Resolves when the backing storage answers; rejects with an Error saying why otherwise. */
   ping(): Promise<void>;
   /**
-   * Deletes terminal tasks (and their events) last updated before `cutoff` (epoch ms), and contexts
-   * that no longer have any task and were last updated before `cutoff`.
+   * Deletes terminal tasks (with their events and indexed message ids) last updated strictly before
+   * `cutoff` (epoch ms), and contexts that no longer have any task and were last updated before `cutoff`.
    */
   purgeExpired(cutoff: number, ctx?: StoreCallContext): Promise<PurgeResult>;
 }

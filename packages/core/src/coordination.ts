@@ -1,0 +1,89 @@
+/**
+ * What several workers sharing one store need beyond tasks and events: a per-context queue of
+ * turns (so turns of one context run one after another, in arrival order, whichever worker
+ * received them), worker leases renewed by heartbeat (so a dead worker's turns are found and its
+ * tasks failed), and an index of user message ids (so a retried message/send is recognised).
+ *
+ * Every store implements it; the memory store does so in-process, SQLite and Postgres in tables
+ * that all workers share.
+ */
+
+import type { StoreCallContext } from './store.js';
+
+/** A turn waiting for, or holding, its context. */
+export interface TurnTicket {
+  contextId: string;
+  /** Position in the context's queue: increases with arrival, across all workers. */
+  position: number;
+  taskId: string;
+  /** The messageId of the user message that started the turn. */
+  turnId: string;
+  /** The worker that received the message and runs the turn. */
+  workerId: string;
+}
+
+export interface EnqueueTurnRequest {
+  contextId: string;
+  taskId: string;
+  turnId: string;
+  workerId: string;
+}
+
+export type TurnReadiness =
+  | { ready: true }
+  /** The turn ahead of this one; wait for it (its task's notifications tell when it may be done). */
+  | { ready: false; ahead: TurnTicket };
+
+export interface ExpiredWorker {
+  workerId: string;
+  /** Epoch ms of its last heartbeat. */
+  lastHeartbeat: number;
+  /** Its turns still queued or running, in queue order. */
+  turns: TurnTicket[];
+}
+
+export interface MessageIndexEntry {
+  taskId: string;
+  contextId: string;
+}
+
+export interface CoordinationStore {
+  /**
+   * Registers the worker or renews its lease until `leaseUntil` (epoch ms). A worker whose lease
+   * is older than `now` at a reaper's claimExpiredWorkers() is considered dead.
+   */
+  heartbeat(workerId: string, leaseUntil: number, ctx?: StoreCallContext): Promise<void>;
+
+  /**
+   * Appends a turn to its context's queue. Positions grow in the order enqueue calls commit, across
+   * all workers sharing the store (arrival order); the turn may start once nothing is ahead of it.
+   */
+  enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<TurnTicket>;
+
+  /** Whether the ticket is the head of its context's queue; if not, the ticket directly ahead. */
+  turnReadiness(ticket: TurnTicket, ctx?: StoreCallContext): Promise<TurnReadiness>;
+
+  /** Removes the ticket from its queue (turn done, or abandoned). Missing tickets are ignored. */
+  finishTurn(ticket: TurnTicket, ctx?: StoreCallContext): Promise<void>;
+
+  /**
+   * Atomically claims every worker whose lease ended before `now` (other than `exceptWorkerId`):
+   * returns each with its turns and deletes the worker row, so of several concurrent reapers
+   * exactly one gets each dead worker. The turns stay queued: the reaper fails their tasks, then
+   * calls finishTurn() for each.
+   */
+  claimExpiredWorkers(now: number, exceptWorkerId?: string, ctx?: StoreCallContext): Promise<ExpiredWorker[]>;
+
+  /** Deletes the worker's lease row (graceful shutdown, after its turns were finished). */
+  removeWorker(workerId: string, ctx?: StoreCallContext): Promise<void>;
+
+  /** Turns of a worker still in the queue (graceful shutdown, diagnostics). */
+  listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<TurnTicket[]>;
+
+  /**
+   * The task a user message with this id was committed to: every `message` event, and the first
+   * history message of every `task` event, is indexed by the store at commit, in the same
+   * transaction. `undefined` when unknown (or purged with its task).
+   */
+  findMessage(messageId: string, ctx?: StoreCallContext): Promise<MessageIndexEntry | undefined>;
+}
