@@ -6,6 +6,8 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { MessageIndexEntry, TurnTicket } from './coordination.js';
 import { A2AError, invalidParams, taskNotCancelable, taskNotFound } from './errors.js';
 import {
   type AgentExecutor,
@@ -44,32 +46,6 @@ export interface RuntimeLogger {
 
 const silentLogger: RuntimeLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
-/**
- * Runs the turns of one context one after another (per-context turn order). The default runs them
- * in this process; a store-backed scheduler extends the guarantee across processes.
- */
-export interface TurnScheduler {
-  run(contextId: string, turn: () => Promise<void>): Promise<void>;
-}
-
-export class InProcessTurnScheduler implements TurnScheduler {
-  readonly #tails = new Map<string, Promise<void>>();
-
-  run(contextId: string, turn: () => Promise<void>): Promise<void> {
-    const previous = this.#tails.get(contextId) ?? Promise.resolve();
-    const current = previous.then(turn, turn);
-    const tail = current.then(
-      () => undefined,
-      () => undefined,
-    );
-    this.#tails.set(contextId, tail);
-    void tail.then(() => {
-      if (this.#tails.get(contextId) === tail) this.#tails.delete(contextId);
-    });
-    return current;
-  }
-}
-
 export interface RetentionOptions {
   /** Terminal tasks last updated longer ago than this are purged. @default 86_400_000 (24 h) */
   ttlMs?: number;
@@ -88,22 +64,26 @@ export interface A2ARuntimeOptions {
    * notification was lost. @default 2000
    */
   followPollIntervalMs?: number;
+  /** A turn waiting for its context re-checks the queue this often between notifications. @default 100 */
+  turnPollIntervalMs?: number;
   /** @default Date.now */
   clock?: Clock;
   /** Ids for tasks, contexts, artifacts and agent messages. @default crypto.randomUUID */
   generateId?: () => string;
-  /** @default new InProcessTurnScheduler() */
-  scheduler?: TurnScheduler;
   /** Periodic purge of old terminal tasks; `false` disables it. @default {} (24 h TTL) */
   retention?: RetentionOptions | false;
+  /** This process's identity in the store's worker leases. @default `<hostname>-<pid>-<random>` */
+  workerId?: string;
   /**
-   * At start, tasks left mid-turn by a previous process (non-terminal, last event not a turn end)
-   * are failed with "interrupted by server restart". Only safe when one process uses the store.
-   * @default true
+   * A worker that has not renewed its lease for this long is considered dead: another worker
+   * fails its running tasks ("worker lost"). Leases are renewed every quarter of this. @default 15000
    */
-  failInterruptedOnStart?: boolean;
-  /** How long close() waits for aborted turns to return before failing their tasks. @default 5000 */
-  closeGraceMs?: number;
+  leaseTtlMs?: number;
+  /**
+   * On close, running turns may finish for this long; then they are aborted and their tasks failed.
+   * @default 10000
+   */
+  drainTimeoutMs?: number;
   /** close() also closes the store. Pass false for a store the application owns. @default true */
   closeStore?: boolean;
 }
@@ -204,6 +184,7 @@ class Turn {
     readonly message: Message,
     readonly isNewTask: boolean,
     writer: TaskWriter,
+    readonly ticket: TurnTicket,
   ) {
     this.writer = writer;
   }
@@ -241,18 +222,41 @@ class Turn {
   }
 }
 
+/** What accepting a message led to: a turn started here, or a retry of a message already received. */
+type Accepted =
+  | { kind: 'turn'; turn: Turn }
+  | { kind: 'duplicate'; taskId: string; turnId: string; task: Task; version: number };
+
+function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
 export class A2ARuntime {
   readonly store: A2AStore;
+  /** This process's id in the store's worker leases. */
+  readonly workerId: string;
   readonly #executor: AgentExecutor;
   readonly #log: RuntimeLogger;
   readonly #clock: Clock;
   readonly #id: () => string;
-  readonly #scheduler: TurnScheduler;
   readonly #options: A2ARuntimeOptions;
+  readonly #leaseTtlMs: number;
+  /** Turns accepted by this worker and not finished yet, by task id (the latest per task). */
   readonly #turns = new Map<string, Turn>();
+  readonly #allTurns = new Set<Turn>();
   #sweepTimer: NodeJS.Timeout | undefined;
+  #leaseTimer: NodeJS.Timeout | undefined;
+  #leaseRunning = false;
   #started: Promise<void> | undefined;
-  #closing = false;
+  #closing: Promise<void> | undefined;
 
   constructor(options: A2ARuntimeOptions) {
     this.#options = options;
@@ -261,10 +265,11 @@ export class A2ARuntime {
     this.#log = options.logger ?? silentLogger;
     this.#clock = options.clock ?? systemClock;
     this.#id = options.generateId ?? randomUUID;
-    this.#scheduler = options.scheduler ?? new InProcessTurnScheduler();
+    this.#leaseTtlMs = options.leaseTtlMs ?? 15_000;
+    this.workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
   }
 
-  /** Opens the store, recovers tasks interrupted by a previous process and starts the retention sweep. */
+  /** Opens the store, takes this worker's lease and starts the lease and retention timers. */
   start(): Promise<void> {
     this.#started ??= this.#start();
     return this.#started;
@@ -272,7 +277,12 @@ export class A2ARuntime {
 
   async #start(): Promise<void> {
     await this.store.open();
-    if (this.#options.failInterruptedOnStart !== false) await this.#failInterruptedTasks();
+    await this.store.heartbeat(this.workerId, this.#leaseUntil());
+    // Renew well before the lease ends, and look for dead workers as often: a worker that dies is
+    // found at most ~leaseTtlMs after its last renewal.
+    this.#leaseTimer = setInterval(() => void this.renewLeaseAndReap(), Math.max(10, this.#leaseTtlMs / 4));
+    this.#leaseTimer.unref();
+    await this.renewLeaseAndReap();
     const retention = this.#options.retention;
     if (retention !== false) {
       const ttlMs = retention?.ttlMs ?? 86_400_000;
@@ -280,6 +290,56 @@ export class A2ARuntime {
       this.#sweepTimer = setInterval(() => void this.sweep(ttlMs), interval);
       this.#sweepTimer.unref();
     }
+  }
+
+  #leaseUntil(): number {
+    // 70% of the TTL: with renewals every 25%, a live worker survives one late renewal, and a dead
+    // one expires, and is reaped on the next quarter tick, within the TTL.
+    return this.#clock() + Math.round(this.#leaseTtlMs * 0.7);
+  }
+
+  /**
+   * Renews this worker's lease, then claims workers whose lease ran out and fails the tasks their
+   * turns left running ("worker lost"), so their streams on every worker end. The lease timer
+   * calls this; tests may call it directly.
+   */
+  async renewLeaseAndReap(): Promise<void> {
+    if (this.#leaseRunning || this.#closing) return;
+    this.#leaseRunning = true;
+    try {
+      await this.store.heartbeat(this.workerId, this.#leaseUntil());
+      const now = this.#clock();
+      for (const dead of await this.store.claimExpiredWorkers(now, this.workerId)) {
+        const since = new Date(dead.lastHeartbeat).toISOString();
+        for (const ticket of dead.turns) {
+          await this.#failAbandonedTurn(
+            ticket,
+            `Worker lost: worker "${dead.workerId}" stopped renewing its lease (last heartbeat ${since}) before the turn finished.`,
+          );
+        }
+        this.#log.warn({ workerId: dead.workerId, turns: dead.turns.length }, 'a2a: reaped a dead worker');
+      }
+    } catch (error) {
+      this.#log.error({ err: error }, 'a2a: lease renewal or reaping failed');
+    } finally {
+      this.#leaseRunning = false;
+    }
+  }
+
+  /** Fails the task of a turn whose worker is gone, unless the turn had already ended, then frees its queue slot. */
+  async #failAbandonedTurn(ticket: TurnTicket, reason: string): Promise<void> {
+    const record = await this.store.getTask(ticket.taskId);
+    if (record !== undefined && !isFinalState(record.task.status.state)) {
+      const last = await this.store.readEvents(ticket.taskId, record.version - 1, 1);
+      const ended = last[0]?.event.kind === 'turn-end' && last[0].event.turnId === ticket.turnId;
+      if (!ended) {
+        const writer = new TaskWriter(this.store, record.task, record.version);
+        await writer.commit((task) =>
+          isFinalState(task.status.state) ? undefined : [this.#statusEvent(task, 'failed', reason)],
+        );
+      }
+    }
+    await this.store.finishTurn(ticket);
   }
 
   /** Purges terminal tasks older than `ttlMs`; the periodic sweep calls this. */
@@ -292,116 +352,206 @@ export class A2ARuntime {
     }
   }
 
-  async #failInterruptedTasks(): Promise<void> {
-    for (const record of await this.store.listActiveTasks()) {
-      const last = await this.store.readEvents(record.task.id, record.version - 1, 1);
-      if (last[0]?.event.kind === 'turn-end') continue;
-      const writer = new TaskWriter(this.store, record.task, record.version);
-      await writer.commit((task) =>
-        isFinalState(task.status.state)
-          ? undefined
-          : [this.#statusEvent(task, 'failed', 'Interrupted by server restart.')],
-      );
-      this.#log.warn({ taskId: record.task.id }, 'a2a: failed a task interrupted by a restart');
-    }
+  /**
+   * Graceful shutdown: takes no new turns, lets running ones finish for up to `drainTimeoutMs`,
+   * then aborts the rest and fails their tasks, gives up this worker's lease and closes the store.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
   }
 
-  /** Aborts running turns, waits up to `closeGraceMs` for them, fails what is left and closes the store. */
-  async close(): Promise<void> {
-    if (this.#closing) return;
-    this.#closing = true;
+  async #close(): Promise<void> {
     if (this.#sweepTimer) clearInterval(this.#sweepTimer);
-    const turns = [...this.#turns.values()];
-    for (const turn of turns) turn.abort('shutdown');
-    const grace = this.#options.closeGraceMs ?? 5000;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled(turns.map((t) => t.done.promise)),
-      new Promise((r) => {
-        timer = setTimeout(r, grace);
-      }),
-    ]);
-    clearTimeout(timer);
-    for (const turn of turns) {
-      await this.#finishTurn(turn, 'Interrupted: the server shut down during this turn.').catch(() => undefined);
+    if (this.#leaseTimer) clearInterval(this.#leaseTimer);
+    if (this.#started === undefined) return;
+    await this.#started.catch(() => undefined);
+    const drainMs = this.#options.drainTimeoutMs ?? 10_000;
+    const turns = [...this.#allTurns];
+    await Promise.race([Promise.allSettled(turns.map((t) => t.done.promise)), delay(drainMs)]);
+    const left = [...this.#allTurns];
+    for (const turn of left) turn.abort('shutdown');
+    await Promise.race([Promise.allSettled(left.map((t) => t.done.promise)), delay(1000)]);
+    const reason = this.#shutdownReason();
+    for (const turn of left) {
+      try {
+        await this.#finishTurn(turn, reason);
+        await this.store.finishTurn(turn.ticket);
+      } catch (error) {
+        this.#log.error({ err: error, taskId: turn.taskId }, 'a2a: could not fail an interrupted turn');
+      }
     }
+    await this.store
+      .removeWorker(this.workerId)
+      .catch((error) => this.#log.warn({ err: error }, 'a2a: could not remove the worker lease'));
     if (this.#options.closeStore !== false) await this.store.close();
+  }
+
+  #shutdownReason(): string {
+    return `Interrupted: worker "${this.workerId}" shut down before the turn finished (drain timeout ${this.#options.drainTimeoutMs ?? 10_000} ms).`;
   }
 
   // ---- message/send, message/stream (§7.1, §7.2) ----
 
   /** §7.1 message/send: the task (or the agent's reply Message) when the turn settles, or at once when non-blocking. */
   async sendMessage(params: MessageSendParams): Promise<Task | Message> {
-    const turn = await this.#acceptMessage(params);
+    const accepted = await this.#acceptMessage(params);
     const historyLength = params.configuration?.historyLength;
-    if (params.configuration?.blocking === false) return withHistoryLength(turn.writer.task, historyLength);
+    const blocking = params.configuration?.blocking !== false;
+    if (accepted.kind === 'duplicate') {
+      // A retried send: answer with the original task, once its turn settled (wherever it runs).
+      if (blocking) await this.#waitForTurnEnd(accepted.taskId, accepted.turnId);
+      return this.getTask({ id: accepted.taskId, ...(historyLength !== undefined ? { historyLength } : {}) });
+    }
+    const { turn } = accepted;
+    if (!blocking) return withHistoryLength(turn.writer.task, historyLength);
     const outcome = await turn.outcome.promise;
     return outcome.reply ?? withHistoryLength(outcome.task, historyLength);
   }
 
   /** §7.2 message/stream: the Task first, then its events until a final one or the end of this turn. */
   async streamMessage(params: MessageSendParams, options: StreamOptions = {}): Promise<AsyncGenerator<StreamFrame>> {
-    const turn = await this.#acceptMessage(params);
-    const { task, version } = turn.writer;
-    return this.#framesFrom(task, version, {
-      ...options,
-      turnId: turn.id,
-      historyLength: options.historyLength ?? params.configuration?.historyLength,
-    });
+    const accepted = await this.#acceptMessage(params);
+    const historyLength = options.historyLength ?? params.configuration?.historyLength;
+    const streamOptions = { ...options, ...(historyLength !== undefined ? { historyLength } : {}) };
+    if (accepted.kind === 'duplicate') {
+      const ended = (await this.#turnEnd(accepted.taskId, accepted.turnId)) !== undefined;
+      return this.#framesFrom(accepted.task, accepted.version, {
+        ...streamOptions,
+        turnId: accepted.turnId,
+        onlySnapshot: ended,
+      });
+    }
+    const { task, version } = accepted.turn.writer;
+    return this.#framesFrom(task, version, { ...streamOptions, turnId: accepted.turn.id });
   }
 
   /**
    * A message/stream retried with SSE Last-Event-ID: continues the stream of the turn that message
-   * started, after `afterSeq`, without starting a second turn.
+   * started, after `afterSeq`, without starting a second turn. Undefined when the message is unknown.
    */
   async resumeMessageStream(
     params: MessageSendParams,
     afterSeq: number,
     options: StreamOptions = {},
   ): Promise<AsyncGenerator<StreamFrame> | undefined> {
-    const taskId = params.message.taskId ?? (await this.#findTaskByMessage(params.message));
-    if (taskId === undefined) return undefined;
-    if ((await this.store.getTask(taskId)) === undefined) return undefined;
-    return this.#follow(taskId, afterSeq, { ...options, turnId: params.message.messageId });
-  }
-
-  async #findTaskByMessage(message: Message): Promise<string | undefined> {
-    if (message.contextId === undefined) return undefined;
-    const tasks = await this.store.listTasksByContext(message.contextId);
-    return tasks.find((r) => r.task.history?.some((m) => m.messageId === message.messageId))?.task.id;
-  }
-
-  async #acceptMessage(params: MessageSendParams): Promise<Turn> {
     await this.start();
-    if (this.#closing) throw new A2AError('INTERNAL', 'The server is shutting down; retry on another instance.');
+    const entry = await this.store.findMessage(params.message.messageId);
+    if (entry === undefined) return undefined;
+    return this.#follow(entry.taskId, afterSeq, { ...options, turnId: params.message.messageId });
+  }
+
+  /**
+   * Where the turn started by user message `turnId` ended in the task's log: the sequence of its
+   * final status or turn-end event, or undefined while it runs.
+   */
+  async #turnEnd(taskId: string, turnId: string): Promise<number | undefined> {
+    let after = 0;
+    let started = false;
+    for (;;) {
+      const events = await this.store.readEvents(taskId, after, 256);
+      if (events.length === 0) return undefined;
+      for (const { seq, event } of events) {
+        after = seq;
+        if (!started) {
+          started =
+            (event.kind === 'task' && event.history?.[0]?.messageId === turnId) ||
+            (event.kind === 'message' && event.messageId === turnId);
+          continue;
+        }
+        if ((event.kind === 'turn-end' && event.turnId === turnId) || endsStream(event)) return seq;
+        // The next user message starts another turn: this one ended before it.
+        if (event.kind === 'message') return seq - 1;
+      }
+    }
+  }
+
+  async #waitForTurnEnd(taskId: string, turnId: string): Promise<void> {
+    const startSeq = await this.#turnStart(taskId, turnId);
+    for await (const _ of this.#follow(taskId, startSeq, { turnId })) {
+      // drain: #follow returns at the turn's end
+    }
+  }
+
+  async #turnStart(taskId: string, turnId: string): Promise<number> {
+    let after = 0;
+    for (;;) {
+      const events = await this.store.readEvents(taskId, after, 256);
+      if (events.length === 0) return after;
+      for (const { seq, event } of events) {
+        if (
+          (event.kind === 'task' && event.history?.[0]?.messageId === turnId) ||
+          (event.kind === 'message' && event.messageId === turnId)
+        ) {
+          return seq;
+        }
+        after = seq;
+      }
+    }
+  }
+
+  async #duplicate(message: Message, entry: MessageIndexEntry): Promise<Accepted> {
+    if (message.contextId !== undefined && message.contextId !== entry.contextId) {
+      throw invalidParams(
+        `messageId "${message.messageId}" was already used in context "${entry.contextId}"; message ids must be unique — send a new one.`,
+        { messageId: message.messageId, contextId: entry.contextId },
+      );
+    }
+    const record = await this.store.getTask(entry.taskId);
+    if (record === undefined) throw taskNotFound(entry.taskId);
+    this.#log.info(
+      { messageId: message.messageId, taskId: entry.taskId },
+      'a2a: retried message answered with its task',
+    );
+    return {
+      kind: 'duplicate',
+      taskId: entry.taskId,
+      turnId: message.messageId,
+      task: record.task,
+      version: record.version,
+    };
+  }
+
+  async #acceptMessage(params: MessageSendParams): Promise<Accepted> {
+    await this.start();
+    if (this.#closing)
+      throw new A2AError('INTERNAL', 'This worker is shutting down; retry the request (another worker will take it).');
     const incoming = params.message;
-    let turn: Turn;
+    const known = await this.store.findMessage(incoming.messageId);
+    if (known !== undefined) return this.#duplicate(incoming, known);
+
+    let taskId: string;
+    let contextId: string;
+    let writer: TaskWriter;
+    let firstEvents: (task: Task) => TaskEvent[];
+    let message: Message;
     if (incoming.taskId !== undefined) {
       const record = await this.store.getTask(incoming.taskId);
       if (record === undefined) throw taskNotFound(incoming.taskId);
-      const contextId = record.task.contextId;
+      taskId = incoming.taskId;
+      contextId = record.task.contextId;
       if (incoming.contextId !== undefined && incoming.contextId !== contextId) {
         throw invalidParams(
-          `message.contextId "${incoming.contextId}" does not match task "${incoming.taskId}", which belongs to context "${contextId}". Omit contextId or send the task's.`,
-          { taskId: incoming.taskId, contextId },
+          `message.contextId "${incoming.contextId}" does not match task "${taskId}", which belongs to context "${contextId}". Omit contextId or send the task's.`,
+          { taskId, contextId },
         );
       }
-      const message: Message = { ...incoming, kind: 'message', taskId: incoming.taskId, contextId };
-      const writer = new TaskWriter(this.store, record.task, record.version);
-      await writer.commit((task) => {
+      message = { ...incoming, kind: 'message', taskId, contextId };
+      writer = new TaskWriter(this.store, record.task, record.version);
+      const follow = message;
+      firstEvents = (task) => {
         if (isTerminalState(task.status.state)) {
           throw invalidParams(
             `Task "${task.id}" is ${task.status.state}, a terminal state (A2A §6.3): it accepts no more messages. Send the message without taskId to start a new task.`,
             { taskId: task.id, state: task.status.state },
           );
         }
-        return [message];
-      });
-      turn = new Turn(incoming.messageId, message, false, writer);
+        return [follow];
+      };
     } else {
-      const contextId = incoming.contextId ?? this.#id();
-      const taskId = this.#id();
-      const message: Message = { ...incoming, kind: 'message', taskId, contextId };
+      contextId = incoming.contextId ?? this.#id();
+      taskId = this.#id();
+      message = { ...incoming, kind: 'message', taskId, contextId };
       const task: Task = {
         kind: 'task',
         id: taskId,
@@ -410,22 +560,74 @@ export class A2ARuntime {
         history: [message],
       };
       if (params.metadata !== undefined) task.metadata = params.metadata;
-      const writer = new TaskWriter(this.store, task, 0);
-      await writer.commit(() => [task]);
-      turn = new Turn(incoming.messageId, message, true, writer);
+      writer = new TaskWriter(this.store, task, 0);
+      firstEvents = () => [task];
     }
+
+    // Queue first, then record the message: the queue position is the turn's place in its
+    // context's arrival order, across every worker sharing the store.
+    const ticket = await this.store.enqueueTurn({
+      contextId,
+      taskId,
+      turnId: incoming.messageId,
+      workerId: this.workerId,
+    });
+    try {
+      await writer.commit(firstEvents);
+    } catch (error) {
+      await this.store.finishTurn(ticket).catch(() => undefined);
+      if (A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE') {
+        // The same message reached another worker at the same moment; answer like a retry.
+        const entry = await this.store.findMessage(incoming.messageId);
+        if (entry !== undefined) return this.#duplicate(incoming, entry);
+      }
+      throw error;
+    }
+    const turn = new Turn(incoming.messageId, message, incoming.taskId === undefined, writer, ticket);
     this.#watch(turn);
-    this.#turns.set(turn.taskId, turn);
-    void this.#scheduler
-      .run(turn.writer.task.contextId, () => this.#runTurn(turn))
-      .catch((error) => this.#log.error({ err: error, taskId: turn.taskId }, 'a2a: turn failed unexpectedly'))
-      .finally(() => {
-        if (this.#turns.get(turn.taskId) === turn) this.#turns.delete(turn.taskId);
-        turn.unsubscribe?.();
-        turn.settle();
-        turn.done.resolve();
-      });
-    return turn;
+    this.#turns.set(taskId, turn);
+    this.#allTurns.add(turn);
+    void this.#schedule(turn);
+    return { kind: 'turn', turn };
+  }
+
+  /** Waits for the turn's place at the head of its context's queue, runs it, then frees the place. */
+  async #schedule(turn: Turn): Promise<void> {
+    try {
+      await this.#waitForTurnSlot(turn);
+      if (!turn.settled && !turn.controller.signal.aborted) await this.#runTurn(turn);
+    } catch (error) {
+      this.#log.error({ err: error, taskId: turn.taskId }, 'a2a: turn failed unexpectedly');
+    } finally {
+      await this.store
+        .finishTurn(turn.ticket)
+        .catch((error) =>
+          this.#log.error({ err: error, taskId: turn.taskId }, "a2a: could not free the turn's queue slot"),
+        );
+      if (this.#turns.get(turn.taskId) === turn) this.#turns.delete(turn.taskId);
+      this.#allTurns.delete(turn);
+      turn.unsubscribe?.();
+      turn.settle();
+      turn.done.resolve();
+    }
+  }
+
+  async #waitForTurnSlot(turn: Turn): Promise<void> {
+    const pollMs = this.#options.turnPollIntervalMs ?? 100;
+    const { signal } = turn.controller;
+    for (;;) {
+      if (turn.settled || signal.aborted) return;
+      const readiness = await this.store.turnReadiness(turn.ticket);
+      if (readiness.ready) return;
+      // The turn ahead ends with a write to its task (and a queue notification): wake on it.
+      const wake = new AbortController();
+      const unsubscribe = this.store.subscribe(readiness.ahead.taskId, () => wake.abort());
+      const onAbort = (): void => wake.abort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      await delay(pollMs, wake.signal);
+      signal.removeEventListener('abort', onAbort);
+      unsubscribe();
+    }
   }
 
   /**
@@ -509,7 +711,7 @@ export class A2ARuntime {
       return;
     }
     if (turn.abortCause === 'shutdown') {
-      await this.#finishTurn(turn, 'Interrupted: the server shut down during this turn.');
+      await this.#finishTurn(turn, this.#shutdownReason());
       return;
     }
     if (thrown !== undefined) {
@@ -680,10 +882,10 @@ export class A2ARuntime {
   async *#framesFrom(
     task: Task,
     version: number,
-    options: StreamOptions & { turnId?: string; endIfFinal?: boolean },
+    options: StreamOptions & { turnId?: string; endIfFinal?: boolean; onlySnapshot?: boolean },
   ): AsyncGenerator<StreamFrame> {
     yield { seq: version, result: withHistoryLength(task, options.historyLength) };
-    if (options.endIfFinal && isFinalState(task.status.state)) return;
+    if (options.onlySnapshot || (options.endIfFinal && isFinalState(task.status.state))) return;
     yield* this.#follow(task.id, version, options);
   }
 

@@ -66,11 +66,17 @@ export interface A2APluginOptions {
   retention?: RetentionOptions | false;
   /** Streams re-read the event log this often in case a notification was lost. @default 2000 */
   followPollIntervalMs?: number;
+  /** This process's id in the store's worker leases. @default `<hostname>-<pid>-<random>` */
+  workerId?: string;
   /**
-   * Fail tasks left mid-turn by a previous process at start. Only correct when one process uses
-   * the store. @default true
+   * A worker that has not renewed its lease for this long is dead to the others: one of them fails
+   * the tasks it was running ("worker lost"). @default 15000
    */
-  failInterruptedOnStart?: boolean;
+  leaseTtlMs?: number;
+  /** On close, running turns may finish for this long before they are aborted and failed. @default 10000 */
+  drainTimeoutMs?: number;
+  /** A turn queued behind another of its context re-checks the queue this often. @default 100 */
+  turnPollIntervalMs?: number;
 }
 
 const ALLOWED_OPTIONS = new Set<string>([
@@ -85,7 +91,10 @@ const ALLOWED_OPTIONS = new Set<string>([
   'bodyLimit',
   'retention',
   'followPollIntervalMs',
-  'failInterruptedOnStart',
+  'workerId',
+  'leaseTtlMs',
+  'drainTimeoutMs',
+  'turnPollIntervalMs',
   // Fastify's own register options
   'logLevel',
   'logSerializers',
@@ -119,7 +128,15 @@ function validateOptions(opts: A2APluginOptions): void {
   ) {
     throw invalidOption('"store" must be a store instance or a URL such as memory:, sqlite:./a2a.db or postgres://…');
   }
-  for (const key of ['turnTimeoutMs', 'heartbeatIntervalMs', 'bodyLimit', 'followPollIntervalMs'] as const) {
+  for (const key of [
+    'turnTimeoutMs',
+    'heartbeatIntervalMs',
+    'bodyLimit',
+    'followPollIntervalMs',
+    'leaseTtlMs',
+    'drainTimeoutMs',
+    'turnPollIntervalMs',
+  ] as const) {
     const value = opts[key];
     if (value !== undefined && (typeof value !== 'number' || !Number.isFinite(value) || value < 0)) {
       throw invalidOption(
@@ -132,6 +149,9 @@ function validateOptions(opts: A2APluginOptions): void {
     (typeof opts.prefix !== 'string' || (opts.prefix !== '' && !opts.prefix.startsWith('/')))
   ) {
     throw invalidOption('"prefix" must start with "/" (e.g. "/agents/echo").');
+  }
+  if (opts.workerId !== undefined && (typeof opts.workerId !== 'string' || opts.workerId === '')) {
+    throw invalidOption('"workerId" must be a non-empty string.');
   }
   if (opts.baseUrl !== undefined) {
     try {
@@ -183,7 +203,10 @@ const routes: FastifyPluginAsync<A2APluginOptions> = async (fastify: FastifyInst
     ...(opts.turnTimeoutMs !== undefined ? { turnTimeoutMs: opts.turnTimeoutMs } : {}),
     ...(opts.retention !== undefined ? { retention: opts.retention } : {}),
     ...(opts.followPollIntervalMs !== undefined ? { followPollIntervalMs: opts.followPollIntervalMs } : {}),
-    ...(opts.failInterruptedOnStart !== undefined ? { failInterruptedOnStart: opts.failInterruptedOnStart } : {}),
+    ...(opts.workerId !== undefined ? { workerId: opts.workerId } : {}),
+    ...(opts.leaseTtlMs !== undefined ? { leaseTtlMs: opts.leaseTtlMs } : {}),
+    ...(opts.drainTimeoutMs !== undefined ? { drainTimeoutMs: opts.drainTimeoutMs } : {}),
+    ...(opts.turnPollIntervalMs !== undefined ? { turnPollIntervalMs: opts.turnPollIntervalMs } : {}),
     closeStore: ownsStore,
   });
   try {

@@ -34,7 +34,14 @@ export interface TestApp {
 export async function buildApp(executor: AgentExecutorLike, options: Partial<A2APluginOptions> = {}): Promise<TestApp> {
   const store = (options.store as A2AStore | undefined) ?? new MemoryStore();
   const app = Fastify({ logger: false });
-  await app.register(a2aPlugin, { agentCard: testCard, executor, store, retention: false, ...options });
+  await app.register(a2aPlugin, {
+    agentCard: testCard,
+    executor,
+    store,
+    retention: false,
+    drainTimeoutMs: 200,
+    ...options,
+  });
   await app.ready();
   return {
     app,
