@@ -1,0 +1,95 @@
+/**
+ * One worker process of the multi-worker tests: the plugin with a test agent on a store URL.
+ * Environment: STORE_URL, WORKER_ID, LEASE_TTL_MS, DRAIN_TIMEOUT_MS, TRACE_FILE (turn start/end and
+ * aborts are appended there, one JSON line each, so the test sees what ran where and when).
+ * Prints `READY <port>` once listening; closes gracefully on SIGTERM.
+ */
+import { appendFileSync } from 'node:fs';
+import type { TurnContext } from '@fastify-a2a/core';
+import Fastify from 'fastify';
+import { demoCard, echoAgent, sleep } from '../../../../examples/demo/src/agents.js';
+import { a2aPlugin } from '../../src/index.js';
+
+const workerId = process.env.WORKER_ID ?? `worker-${process.pid}`;
+const traceFile = process.env.TRACE_FILE;
+
+function trace(entry: Record<string, unknown>): void {
+  if (traceFile) appendFileSync(traceFile, `${JSON.stringify({ worker: workerId, at: Date.now(), ...entry })}\n`);
+}
+
+async function execute(turn: TurnContext): Promise<void> {
+  trace({
+    event: 'start',
+    taskId: turn.taskId,
+    contextId: turn.contextId,
+    messageId: turn.message.messageId,
+    text: turn.text,
+  });
+  turn.signal.addEventListener('abort', () => trace({ event: 'abort', taskId: turn.taskId }), { once: true });
+  try {
+    const text = turn.text.trim();
+    const tick = /^tick:(\d+):(\d+)$/.exec(text);
+    if (tick) {
+      // n artifact chunks, `ms` apart: a slow stream of many events.
+      const n = Number(tick[1]);
+      for (let i = 0; i < n; i++) {
+        await sleep(Number(tick[2]), turn.signal);
+        await turn.artifact({ artifactId: 'ticks', text: `${i}`, append: i > 0, lastChunk: i === n - 1 });
+      }
+      await turn.complete(`ticked ${n} times on ${workerId}`);
+      return;
+    }
+    const hold = /^hold:(\d+)$/.exec(text);
+    if (hold) {
+      // Works for that long, then completes, recording the turn count kept in the context state.
+      const turns = ((turn.contextState as { turns?: number } | undefined)?.turns ?? 0) + 1;
+      await turn.setContextState({ turns, lastWorker: workerId });
+      await sleep(Number(hold[1]), turn.signal);
+      await turn.complete(`turn ${turns} on ${workerId}`);
+      return;
+    }
+    if (text.startsWith('ask:') || turn.previousState === 'input-required') {
+      if (turn.previousState === 'input-required') {
+        const asked = (turn.contextState as { askedBy?: string } | undefined)?.askedBy;
+        await turn.artifact({
+          name: 'answer',
+          data: { answer: text, askedBy: asked, answeredBy: workerId, history: turn.task.history?.length },
+        });
+        await turn.complete();
+        return;
+      }
+      await turn.setContextState({ askedBy: workerId });
+      await turn.requireInput(text.slice(4));
+      return;
+    }
+    await echoAgent.execute(turn);
+  } finally {
+    trace({ event: 'end', taskId: turn.taskId, messageId: turn.message.messageId });
+  }
+}
+
+const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'warn' } });
+await app.register(a2aPlugin, {
+  agentCard: demoCard('echo'),
+  executor: execute,
+  store: process.env.STORE_URL ?? 'memory:',
+  workerId,
+  leaseTtlMs: Number(process.env.LEASE_TTL_MS ?? 15000),
+  drainTimeoutMs: Number(process.env.DRAIN_TIMEOUT_MS ?? 10000),
+  followPollIntervalMs: 500,
+  retention: false,
+  heartbeatIntervalMs: 1000,
+});
+await app.listen({ host: '127.0.0.1', port: 0 });
+const address = app.server.address();
+process.stdout.write(`READY ${typeof address === 'object' && address ? address.port : 0}\n`);
+
+process.once('SIGTERM', () => {
+  app.close().then(
+    () => process.exit(0),
+    (error) => {
+      process.stderr.write(`close failed: ${(error as Error).message}\n`);
+      process.exit(1);
+    },
+  );
+});
