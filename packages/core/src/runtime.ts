@@ -637,6 +637,7 @@ export class A2ARuntime {
   #watch(turn: Turn): void {
     let checking = false;
     let pending = false;
+    let notified = 0;
     const check = async (): Promise<void> => {
       if (checking) {
         pending = true;
@@ -647,6 +648,8 @@ export class A2ARuntime {
         do {
           pending = false;
           await turn.chain;
+          // Most notifications are of the turn's own writes: nothing to read for those.
+          if (notified <= turn.writer.version) continue;
           const record = await this.store.getTask(turn.taskId);
           if (record === undefined || record.version <= turn.writer.version) continue;
           if (isTerminalState(record.task.status.state)) {
@@ -663,6 +666,7 @@ export class A2ARuntime {
       }
     };
     turn.unsubscribe = this.store.subscribe(turn.taskId, (seq) => {
+      notified = Math.max(notified, seq);
       if (seq > turn.writer.version && !turn.controller.signal.aborted) void check();
     });
   }

@@ -36,6 +36,14 @@ const TERMINAL_STATES = `('completed', 'canceled', 'failed', 'rejected')`;
  *
  * `row_id` orders tasks created in the same millisecond (or under a fixed test clock) by creation.
  * Events belong to their task (ON DELETE CASCADE), so purging a task removes its log.
+ *
+ * Step 2 adds what several workers coordinate through (see `CoordinationStore` in core):
+ * - `turns`: one row per queued or running turn. `position` counts up per context under an
+ *   advisory lock (see enqueueTurn in postgres-store.ts), so it follows commit order across
+ *   workers; `row_id` gives one worker's turns of several contexts in arrival order.
+ * - `workers`: one lease per live worker, renewed by heartbeat, deleted by whoever claims it.
+ * - `messages`: user message id → task, written by commit in the same statement as the events.
+ *   The primary key is what refuses a duplicate; rows go with their task (ON DELETE CASCADE).
  */
 export const migrations: readonly Migration[] = [
   {
@@ -80,6 +88,62 @@ CREATE TABLE ${s}.contexts (
 );
 -- purgeExpired: contexts last updated before the cutoff.
 CREATE INDEX contexts_by_updated ON ${s}.contexts (namespace, updated_at);
+`,
+  },
+  {
+    version: 2,
+    name: 'turn queue, worker leases and message index',
+    // See the comment above `migrations` for the turns, workers and messages tables.
+    sql: (s) => `
+CREATE TABLE ${s}.turns (
+  namespace   text   NOT NULL,
+  context_id  text   NOT NULL,
+  position    bigint NOT NULL,
+  task_id     text   NOT NULL,
+  turn_id     text   NOT NULL,
+  worker_id   text   NOT NULL,
+  enqueued_at bigint NOT NULL,
+  row_id      bigint GENERATED ALWAYS AS IDENTITY,
+  PRIMARY KEY (namespace, context_id, position)
+);
+-- listWorkerTurns, claimExpiredWorkers: one worker's turns in arrival order.
+CREATE INDEX turns_by_worker ON ${s}.turns (namespace, worker_id, row_id);
+
+CREATE TABLE ${s}.workers (
+  namespace      text   NOT NULL,
+  worker_id      text   NOT NULL,
+  lease_until    bigint NOT NULL,
+  last_heartbeat bigint NOT NULL,
+  PRIMARY KEY (namespace, worker_id)
+);
+
+CREATE TABLE ${s}.messages (
+  namespace  text NOT NULL,
+  message_id text NOT NULL,
+  task_id    text NOT NULL,
+  context_id text NOT NULL,
+  PRIMARY KEY (namespace, message_id),
+  FOREIGN KEY (namespace, task_id) REFERENCES ${s}.tasks (namespace, task_id) ON DELETE CASCADE
+);
+-- The cascade from tasks (purgeExpired) finds a task's message ids through this index.
+CREATE INDEX messages_by_task ON ${s}.messages (namespace, task_id);
+
+-- Index the user messages already in the logs, so a retry of a message sent before the upgrade is
+-- recognised too: the first history message of each task event when the user sent it, and every
+-- message event. The first commit of an id wins, as it would have at commit time.
+INSERT INTO ${s}.messages (namespace, message_id, task_id, context_id)
+SELECT e.namespace, m.message_id, e.task_id, t.context_id
+FROM ${s}.events e
+JOIN ${s}.tasks t ON t.namespace = e.namespace AND t.task_id = e.task_id
+CROSS JOIN LATERAL (
+  SELECT CASE
+    WHEN e.event->>'kind' = 'message' THEN e.event->>'messageId'
+    WHEN e.event->>'kind' = 'task' AND e.event->'history'->0->>'role' = 'user' THEN e.event->'history'->0->>'messageId'
+  END AS message_id
+) m
+WHERE m.message_id IS NOT NULL
+ORDER BY t.row_id, e.seq
+ON CONFLICT DO NOTHING;
 `,
   },
 ];

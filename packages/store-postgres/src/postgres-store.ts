@@ -1,8 +1,9 @@
 /**
  * A2AStore on PostgreSQL (node-postgres), for many workers behind a load balancer acting as one
  * server: every worker opens a PostgresStore on the same database, optimistic versions keep their
- * writes from overwriting each other, and LISTEN/NOTIFY tells each worker's subscribers about
- * events committed by the others.
+ * writes from overwriting each other, LISTEN/NOTIFY tells each worker's subscribers about events
+ * committed by the others, and the turns, workers and messages tables coordinate them (one turn at
+ * a time per context in arrival order, leases of live workers, user message ids already received).
  */
 
 import {
@@ -11,7 +12,11 @@ import {
   type Clock,
   type CommitRequest,
   type ContextRecord,
+  DuplicateMessageError,
+  type EnqueueTurnRequest,
+  type ExpiredWorker,
   type ListTasksOptions,
+  type MessageIndexEntry,
   type PurgeResult,
   type StoreCallContext,
   type StoreCapabilities,
@@ -19,6 +24,8 @@ import {
   systemClock,
   type TaskEvent,
   type TaskRecord,
+  type TurnReadiness,
+  type TurnTicket,
   type Unsubscribe,
   VersionConflictError,
 } from '@fastify-a2a/core';
@@ -26,7 +33,7 @@ import pg from 'pg';
 import { describeTarget, messageOf, notOpen, openError, resolveTarget, storeError, type Target } from './errors.js';
 import { NotificationListener } from './listener.js';
 import { appliedVersions, LATEST_VERSION, migrate, pendingMigrations } from './migrations.js';
-import { escapeIdentifier, notificationChannel } from './sql.js';
+import { escapeIdentifier, notificationChannel, turnLockKey } from './sql.js';
 
 export interface PostgresStoreOptions {
   /**
@@ -103,6 +110,14 @@ interface EventRow {
   created_at: string | number;
 }
 
+interface TurnRow {
+  context_id: string;
+  position: string | number;
+  task_id: string;
+  turn_id: string;
+  worker_id: string;
+}
+
 type Listener = (seq: number) => void;
 
 // Documents are read as text (`::text`) and parsed here, so a global `pg.types` override of the
@@ -119,6 +134,37 @@ const toEvent = (row: EventRow): StoredEvent => ({
   event: JSON.parse(row.event) as TaskEvent,
   createdAt: Number(row.created_at),
 });
+
+const toTicket = (row: TurnRow): TurnTicket => ({
+  contextId: row.context_id,
+  position: Number(row.position),
+  taskId: row.task_id,
+  turnId: row.turn_id,
+  workerId: row.worker_id,
+});
+
+/**
+ * The user message ids a commit indexes, in event order: the first history message of a `task`
+ * event when the user sent it, and every `message` event.
+ */
+function userMessageIds(events: readonly TaskEvent[]): string[] {
+  const ids: string[] = [];
+  for (const event of events) {
+    if (event.kind === 'message') ids.push(event.messageId);
+    else if (event.kind === 'task' && event.history?.[0]?.role === 'user') ids.push(event.history[0].messageId);
+  }
+  return ids;
+}
+
+/** The first id that occurs twice, or undefined. */
+function firstRepeat(ids: readonly string[]): string | undefined {
+  const seen = new Set<string>();
+  for (const id of ids) {
+    if (seen.has(id)) return id;
+    seen.add(id);
+  }
+  return undefined;
+}
 
 function validate(options: PostgresStoreOptions): void {
   const invalid = (message: string) => new A2AError('INVALID_OPTIONS', message);
@@ -155,16 +201,24 @@ function validate(options: PostgresStoreOptions): void {
 function statements(schema: string) {
   const s = escapeIdentifier(schema);
   const taskColumns = 'task::text AS task, version, created_at, updated_at';
+  const turnColumns = 'context_id, position, task_id, turn_id, worker_id';
   // Both commit statements are one statement = one implicit transaction and one round trip: write
-  // the snapshot only at the expected version, append the events only if it was written, and queue
-  // the notification (delivered by Postgres on commit). Zero rows back means a version conflict.
+  // the snapshot only at the expected version, append the events and index the user message ids
+  // only if it was written, and queue the notification (delivered by Postgres on commit). Zero rows
+  // back means a version conflict; a unique violation on messages, a duplicate message id (the
+  // whole statement, task and events included, is then rolled back).
   // $1 namespace, $2 task id, $3 context id, $4 state, $5 new version, $6 task, $7 now,
-  // $8 expected version, $9 events (json[]), $10 channel, $11 payload.
+  // $8 expected version, $9 events (json[]), $10 channel, $11 payload, $12 message ids (text[]).
   const appendAndNotify = `
     events AS (
       INSERT INTO ${s}.events (namespace, task_id, seq, event, created_at)
       SELECT $1::text, $2::text, ($8::integer + e.ord)::integer, e.event, $7::bigint
       FROM written, unnest($9::json[]) WITH ORDINALITY AS e(event, ord)
+    ),
+    indexed AS (
+      INSERT INTO ${s}.messages (namespace, message_id, task_id, context_id)
+      SELECT $1::text, m.id, $2::text, $3::text
+      FROM written, unnest($12::text[]) AS m(id)
     )
     SELECT pg_notify($10, $11) FROM written`;
   return {
@@ -207,6 +261,53 @@ function statements(schema: string) {
     purgeContexts: `
       DELETE FROM ${s}.contexts c WHERE c.namespace = $1 AND c.updated_at < $2
       AND NOT EXISTS (SELECT 1 FROM ${s}.tasks t WHERE t.namespace = $1 AND t.context_id = c.context_id)`,
+    // $1 namespace, $2 message ids: which of them are indexed (after a duplicate).
+    findMessages: `
+      SELECT message_id, task_id, context_id FROM ${s}.messages WHERE namespace = $1 AND message_id = ANY($2::text[])`,
+    findMessage: `SELECT task_id, context_id FROM ${s}.messages WHERE namespace = $1 AND message_id = $2`,
+    heartbeat: `
+      INSERT INTO ${s}.workers (namespace, worker_id, lease_until, last_heartbeat) VALUES ($1, $2, $3, $4)
+      ON CONFLICT (namespace, worker_id)
+      DO UPDATE SET lease_until = EXCLUDED.lease_until, last_heartbeat = EXCLUDED.last_heartbeat`,
+    removeWorker: `DELETE FROM ${s}.workers WHERE namespace = $1 AND worker_id = $2`,
+    // enqueueTurn, in one transaction: the lock, then the insert. Each statement of a READ
+    // COMMITTED transaction reads a fresh snapshot, so the insert, run once the lock is ours, sees
+    // every turn committed by the lock's previous holders; positions therefore follow commit order.
+    // (In a single statement the snapshot would predate the lock, and two inserts could both read
+    // the same MAX.) $1 lock key.
+    lockContext: 'SELECT pg_advisory_xact_lock($1::bigint)',
+    // $1 namespace, $2 context id, $3 task id, $4 turn id, $5 worker id, $6 now.
+    enqueue: `
+      INSERT INTO ${s}.turns (namespace, context_id, position, task_id, turn_id, worker_id, enqueued_at)
+      SELECT $1, $2, COALESCE(MAX(position), 0) + 1, $3, $4, $5, $6
+      FROM ${s}.turns WHERE namespace = $1 AND context_id = $2
+      RETURNING position`,
+    // The ticket directly ahead of position $3; none means the ticket is the head (or gone).
+    ahead: `
+      SELECT ${turnColumns} FROM ${s}.turns
+      WHERE namespace = $1 AND context_id = $2 AND position < $3 ORDER BY position DESC LIMIT 1`,
+    // The whole ticket must match: positions start over at 1 once a context's queue is empty, so a
+    // stale ticket may share its position with a newer turn. $6 channel, $7 payload.
+    finishTurn: `
+      WITH finished AS (
+        DELETE FROM ${s}.turns
+        WHERE namespace = $1 AND context_id = $2 AND position = $3 AND task_id = $4 AND turn_id = $5
+        RETURNING 1
+      )
+      SELECT pg_notify($6, $7) FROM finished`,
+    workerTurns: `SELECT ${turnColumns} FROM ${s}.turns WHERE namespace = $1 AND worker_id = $2 ORDER BY row_id`,
+    // One statement: the DELETE locks each expired row, so a concurrent claimer waits, then finds
+    // the row gone (or renewed by a heartbeat meanwhile: the lease is checked again) and skips it.
+    // Each dead worker goes to exactly one claimer, with its turns. $2 now, $3 except (or null).
+    claimExpired: `
+      WITH claimed AS (
+        DELETE FROM ${s}.workers
+        WHERE namespace = $1 AND lease_until < $2 AND worker_id IS DISTINCT FROM $3::text
+        RETURNING worker_id, last_heartbeat
+      )
+      SELECT c.worker_id, c.last_heartbeat, t.context_id, t.position, t.task_id, t.turn_id
+      FROM claimed c LEFT JOIN ${s}.turns t ON t.namespace = $1 AND t.worker_id = c.worker_id
+      ORDER BY c.last_heartbeat, c.worker_id, t.row_id`,
   };
 }
 
@@ -399,10 +500,54 @@ export class PostgresStore implements A2AStore {
     }
   }
 
+  /**
+   * Runs `work` in one transaction on one pooled connection. A connection that could not even roll
+   * back is discarded rather than returned to the pool.
+   */
+  async #transaction<T>(ctx: StoreCallContext | undefined, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const pool = this.#ready(ctx);
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw storeError(error, this.#target);
+    }
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError;
+      });
+      throw storeError(error, this.#target);
+    } finally {
+      client.release(broken);
+    }
+  }
+
+  /**
+   * One round trip when it succeeds (see `statements`); a conflict costs one more, to say what the
+   * task's version, or the duplicate message's task, is.
+   */
   async commit(request: CommitRequest, ctx?: StoreCallContext): Promise<StoredEvent[]> {
     const { taskId, expectedVersion, task, events } = request;
     if (events.length === 0) {
       throw new A2AError('INTERNAL', `commit() of task "${taskId}" needs at least one event.`, { data: { taskId } });
+    }
+    if (task.id !== taskId) {
+      throw new A2AError('INTERNAL', `commit() of task "${taskId}" was given a snapshot of task "${task.id}".`, {
+        data: { taskId, snapshotId: task.id },
+      });
+    }
+    const messageIds = userMessageIds(events);
+    const repeated = firstRepeat(messageIds);
+    if (repeated !== undefined) {
+      // The second occurrence would be a duplicate of the first; tell about an earlier commit of any
+      // of the ids first, as that is the message the client sent before.
+      throw (await this.#duplicate(messageIds, ctx)) ?? new DuplicateMessageError(repeated);
     }
     const version = expectedVersion + events.length;
     const now = this.#clock();
@@ -421,6 +566,7 @@ export class PostgresStore implements A2AStore {
       eventTexts,
       this.#channel,
       `${taskId}:${version}`,
+      messageIds,
     ];
     let written: number | null;
     try {
@@ -430,8 +576,15 @@ export class PostgresStore implements A2AStore {
         ctx,
       ));
     } catch (error) {
-      // A unique violation on tasks means a concurrent create won (ON CONFLICT normally absorbs it).
       const { code, table } = error as { code?: string; table?: string };
+      if (code === '23505' && table === 'messages') {
+        // The row that refused ours was committed (a unique check waits for the other transaction),
+        // so we can read it. Should it be purged in between, the id is free again: try again.
+        const duplicate = await this.#duplicate(messageIds, ctx);
+        if (duplicate !== undefined) throw duplicate;
+        return this.commit(request, ctx);
+      }
+      // A unique violation on tasks means a concurrent create won (ON CONFLICT normally absorbs it).
       if (code !== '23505' || table !== 'tasks') throw error;
       written = 0;
     }
@@ -443,6 +596,24 @@ export class PostgresStore implements A2AStore {
     // NOTIFY too (duplicates are allowed).
     this.#dispatch(taskId, version);
     return eventTexts.map((text, i) => ({ seq: expectedVersion + i + 1, event: JSON.parse(text), createdAt: now }));
+  }
+
+  /** The error for the first of `messageIds` (in event order) that is indexed; undefined when none is. */
+  async #duplicate(
+    messageIds: string[],
+    ctx: StoreCallContext | undefined,
+  ): Promise<DuplicateMessageError | undefined> {
+    const { rows } = await this.#query<{ message_id: string; task_id: string; context_id: string }>(
+      this.#sql.findMessages,
+      [this.namespace, messageIds],
+      ctx,
+    );
+    const found = new Map(rows.map((row) => [row.message_id, row]));
+    for (const id of messageIds) {
+      const row = found.get(id);
+      if (row !== undefined) return new DuplicateMessageError(id, { taskId: row.task_id, contextId: row.context_id });
+    }
+    return undefined;
   }
 
   async getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined> {
@@ -485,18 +656,15 @@ export class PostgresStore implements A2AStore {
     );
     const row = rows[0];
     if (row === undefined) return undefined;
-    return {
-      contextId,
-      state: row.state === null ? undefined : JSON.parse(row.state),
-      updatedAt: Number(row.updated_at),
-    };
+    // SQL NULL is what release 1 stored for `undefined`; it reads as JSON null, like `undefined` now.
+    return { contextId, state: JSON.parse(row.state ?? 'null'), updatedAt: Number(row.updated_at) };
   }
 
   async setContext(contextId: string, state: unknown, ctx?: StoreCallContext): Promise<void> {
-    // JSON.stringify(undefined) is undefined: stored as SQL NULL and read back as undefined.
+    // `undefined` (for which JSON.stringify returns undefined) is stored as JSON null.
     await this.#query(
       this.#sql.setContext,
-      [this.namespace, contextId, JSON.stringify(state) ?? null, this.#clock()],
+      [this.namespace, contextId, JSON.stringify(state) ?? 'null', this.#clock()],
       ctx,
     );
   }
@@ -505,6 +673,91 @@ export class PostgresStore implements A2AStore {
     const tasks = await this.#query(this.#sql.purgeTasks, [this.namespace, cutoff], ctx);
     const contexts = await this.#query(this.#sql.purgeContexts, [this.namespace, cutoff], ctx);
     return { tasks: tasks.rowCount ?? 0, contexts: contexts.rowCount ?? 0 };
+  }
+
+  async heartbeat(workerId: string, leaseUntil: number, ctx?: StoreCallContext): Promise<void> {
+    await this.#query(this.#sql.heartbeat, [this.namespace, workerId, leaseUntil, this.#clock()], ctx);
+  }
+
+  /** Four round trips (BEGIN, lock, insert, COMMIT); see `lockContext` in `statements`. */
+  async enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<TurnTicket> {
+    const { contextId, taskId, turnId, workerId } = request;
+    const lockKey = turnLockKey(this.schema, this.namespace, contextId);
+    const position = await this.#transaction(ctx, async (client) => {
+      await client.query(this.#sql.lockContext, [lockKey]);
+      const { rows } = await client.query<{ position: string | number }>(this.#sql.enqueue, [
+        this.namespace,
+        contextId,
+        taskId,
+        turnId,
+        workerId,
+        this.#clock(),
+      ]);
+      return Number(rows[0]?.position);
+    });
+    return { contextId, position, taskId, turnId, workerId };
+  }
+
+  async turnReadiness(ticket: TurnTicket, ctx?: StoreCallContext): Promise<TurnReadiness> {
+    const { rows } = await this.#query<TurnRow>(
+      this.#sql.ahead,
+      [this.namespace, ticket.contextId, ticket.position],
+      ctx,
+    );
+    return rows[0] === undefined ? { ready: true } : { ready: false, ahead: toTicket(rows[0]) };
+  }
+
+  async finishTurn(ticket: TurnTicket, ctx?: StoreCallContext): Promise<void> {
+    // Sequence 0: "look again", never new events. Waiters behind this turn subscribe to its task.
+    const { rowCount } = await this.#query(
+      this.#sql.finishTurn,
+      [
+        this.namespace,
+        ticket.contextId,
+        ticket.position,
+        ticket.taskId,
+        ticket.turnId,
+        this.#channel,
+        `${ticket.taskId}:0`,
+      ],
+      ctx,
+    );
+    if (rowCount !== 0) this.#dispatch(ticket.taskId, 0);
+  }
+
+  async claimExpiredWorkers(now: number, exceptWorkerId?: string, ctx?: StoreCallContext): Promise<ExpiredWorker[]> {
+    // One row per turn of a claimed worker, or one row with null turn columns for a worker without turns.
+    const { rows } = await this.#query<
+      Omit<TurnRow, 'context_id'> & { context_id: string | null; last_heartbeat: string | number }
+    >(this.#sql.claimExpired, [this.namespace, now, exceptWorkerId ?? null], ctx);
+    const claimed = new Map<string, ExpiredWorker>();
+    for (const row of rows) {
+      let worker = claimed.get(row.worker_id);
+      if (worker === undefined) {
+        worker = { workerId: row.worker_id, lastHeartbeat: Number(row.last_heartbeat), turns: [] };
+        claimed.set(row.worker_id, worker);
+      }
+      if (row.context_id !== null) worker.turns.push(toTicket({ ...row, context_id: row.context_id }));
+    }
+    return [...claimed.values()];
+  }
+
+  async removeWorker(workerId: string, ctx?: StoreCallContext): Promise<void> {
+    await this.#query(this.#sql.removeWorker, [this.namespace, workerId], ctx);
+  }
+
+  async listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<TurnTicket[]> {
+    const { rows } = await this.#query<TurnRow>(this.#sql.workerTurns, [this.namespace, workerId], ctx);
+    return rows.map(toTicket);
+  }
+
+  async findMessage(messageId: string, ctx?: StoreCallContext): Promise<MessageIndexEntry | undefined> {
+    const { rows } = await this.#query<{ task_id: string; context_id: string }>(
+      this.#sql.findMessage,
+      [this.namespace, messageId],
+      ctx,
+    );
+    return rows[0] === undefined ? undefined : { taskId: rows[0].task_id, contextId: rows[0].context_id };
   }
 
   subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {

@@ -21,6 +21,17 @@ export function migrationLockKey(schema: string): string {
 }
 
 /**
+ * The `pg_advisory_xact_lock` key that serialises enqueueTurn() on one context, so positions follow
+ * commit order. The same for every process; different per schema, namespace and context (a
+ * collision between two contexts only makes them wait for each other, never breaks the order).
+ */
+export function turnLockKey(schema: string, namespace: string, contextId: string): string {
+  return digest(`fastify-a2a/store-postgres:turns:${schema}\u0000${namespace}\u0000${contextId}`)
+    .readBigInt64BE(0)
+    .toString();
+}
+
+/**
  * The LISTEN/NOTIFY channel of one namespace in one schema. Hashed so that any schema and namespace
  * fit Postgres' 63-byte identifier limit; lower-case hex so quoting never changes it.
  */

@@ -68,6 +68,46 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX a2a_contexts_by_updated ON a2a_contexts (namespace, updated_at);
     `,
   },
+  {
+    version: 2,
+    name: 'turn queue, worker leases and message index',
+    sql: `
+      -- One row per queued or running turn. A plain rowid table: rows are inserted under the write
+      -- lock, so rowid order is the order enqueues committed (arrival order) across processes.
+      CREATE TABLE a2a_turns (
+        namespace   TEXT    NOT NULL,
+        context_id  TEXT    NOT NULL,
+        position    INTEGER NOT NULL,
+        task_id     TEXT    NOT NULL,
+        turn_id     TEXT    NOT NULL,
+        worker_id   TEXT    NOT NULL,
+        enqueued_at INTEGER NOT NULL,
+        PRIMARY KEY (namespace, context_id, position)
+      );
+      -- claimExpiredWorkers, listWorkerTurns: one worker's turns.
+      CREATE INDEX a2a_turns_by_worker ON a2a_turns (namespace, worker_id);
+
+      CREATE TABLE a2a_workers (
+        namespace      TEXT    NOT NULL,
+        worker_id      TEXT    NOT NULL,
+        lease_until    INTEGER NOT NULL,
+        last_heartbeat INTEGER NOT NULL,
+        PRIMARY KEY (namespace, worker_id)
+      ) WITHOUT ROWID;
+      -- claimExpiredWorkers: leases that ended before now.
+      CREATE INDEX a2a_workers_by_lease ON a2a_workers (namespace, lease_until);
+
+      CREATE TABLE a2a_messages (
+        namespace  TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        task_id    TEXT NOT NULL,
+        context_id TEXT NOT NULL,
+        PRIMARY KEY (namespace, message_id)
+      ) WITHOUT ROWID;
+      -- purgeExpired: the index rows of purged tasks.
+      CREATE INDEX a2a_messages_by_task ON a2a_messages (namespace, task_id);
+    `,
+  },
 ];
 
 export interface MigrateResult {

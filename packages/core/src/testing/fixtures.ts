@@ -4,6 +4,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import type { EnqueueTurnRequest, TurnTicket } from '../coordination.js';
 import { A2AError } from '../errors.js';
 import type { Clock, StoredEvent, TaskEvent, TaskStore, TurnEndEvent } from '../store.js';
 import { applyEvents } from '../task-state.js';
@@ -227,6 +228,39 @@ export function largeText(length: number): string {
   return pattern.repeat(Math.ceil(length / pattern.length)).slice(0, length);
 }
 
+// ---- Coordination ----
+
+/** An enqueueTurn() request; fresh `task-…`, `msg-…` and `worker-…` ids unless given (and a fresh context). */
+export function turnRequest(options: Partial<EnqueueTurnRequest> = {}): EnqueueTurnRequest {
+  return {
+    contextId: options.contextId ?? newId('ctx'),
+    taskId: options.taskId ?? newId('task'),
+    turnId: options.turnId ?? newId('msg'),
+    workerId: options.workerId ?? newId('worker'),
+  };
+}
+
+/**
+ * A copy of `tickets` sorted by context, then position: a canonical order to compare lists whose
+ * order across contexts the contract leaves open (`listWorkerTurns`, `ExpiredWorker.turns`).
+ */
+export function sortTickets(tickets: readonly TurnTicket[]): TurnTicket[] {
+  return [...tickets].sort((a, b) =>
+    a.contextId === b.contextId ? a.position - b.position : a.contextId < b.contextId ? -1 : 1,
+  );
+}
+
+/** True when, within each context, the tickets appear in increasing position ("queue order"). */
+export function inQueueOrder(tickets: readonly TurnTicket[]): boolean {
+  const last = new Map<string, number>();
+  for (const ticket of tickets) {
+    const previous = last.get(ticket.contextId);
+    if (previous !== undefined && previous >= ticket.position) return false;
+    last.set(ticket.contextId, ticket.position);
+  }
+  return true;
+}
+
 // ---- Store helpers ----
 
 /** Creates `task` (expectedVersion 0) with `events` after the `task` event in the same commit. */
@@ -246,6 +280,18 @@ export async function appendEvents(store: TaskStore, taskId: string, events: Tas
 }
 
 export const isVersionConflict = (error: unknown): boolean => A2AError.is(error) && error.code === 'VERSION_CONFLICT';
+
+/** True for the error a commit raises when a user message id is already indexed (`DuplicateMessageError`). */
+export const isDuplicateMessage = (error: unknown): boolean =>
+  A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE';
+
+/** Waits for `promise` and returns why it rejected, or `undefined` when it resolved. */
+export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+}
 
 /**
  * {@link appendEvents} in a read → apply → commit loop that retries on version conflicts, the way

@@ -40,8 +40,9 @@ export interface StoreFactoryOptions {
    * empty storage; the same name again must give the same storage (the same file, schema or
    * database). Every test gets its own name, unique within the run and across runs (it contains a
    * random part), so leftovers of an earlier run never collide. The suite reuses a name only for
-   * stores that declare `supports.durable` (close and reopen) or `supports.namespaces` (two agents
-   * on one database); other stores may ignore it.
+   * stores that declare `supports.durable` (close and reopen, several instances sharing the data),
+   * `supports.crossProcess` (several instances, as several workers would have) or
+   * `supports.namespaces` (two agents on one database); other stores may ignore it.
    */
   location: string;
   /**
@@ -102,6 +103,19 @@ export interface StoreTestContext {
 }
 
 export type StoreTestBody = (context: StoreTestContext) => Promise<void>;
+
+/**
+ * `count` store instances sharing the test's data, as several workers would: the test's store and
+ * `count - 1` more on its location when the store declares `supports.durable` or
+ * `supports.crossProcess`; otherwise only the test's store (its data lives in that instance).
+ */
+export async function storesOnLocation(context: StoreTestContext, count: number): Promise<A2AStore[]> {
+  const { store, openStore } = context;
+  if (!store.supports.durable && !store.supports.crossProcess) return [store];
+  const stores = [store];
+  for (let i = 1; i < count; i++) stores.push(await openStore());
+  return stores;
+}
 
 export type Capability = keyof StoreCapabilities;
 

@@ -1,7 +1,19 @@
-import { appendEvents, artifactUpdate, createTask, taskFixture } from './fixtures.js';
+import {
+  appendEvents,
+  artifactUpdate,
+  createTask,
+  isDuplicateMessage,
+  rejectionOf,
+  taskFixture,
+  turnRequest,
+  userMessage,
+} from './fixtures.js';
 import { type ConformanceOptions, defineModule } from './harness.js';
 
-/** Two agents sharing one database (supports.namespaces) never see each other's data. */
+/**
+ * Two agents sharing one database (supports.namespaces) never see each other's data: tasks,
+ * events, contexts, message ids, turn queues and worker leases.
+ */
 export function isolation(options: ConformanceOptions): void {
   defineModule(options, 'isolation', (test) => {
     test(
@@ -55,6 +67,64 @@ export function isolation(options: ConformanceOptions): void {
         expect((await a.listTasksByContext('same-ctx')).map((r) => r.task.metadata)).toEqual([{ of: 'a' }]);
         expect((await a.getContext('same-ctx'))?.state).toBe('state of a');
         expect((await b.getContext('same-ctx'))?.state).toBe('state of b');
+      },
+      'namespaces',
+    );
+
+    test(
+      'the message index is per namespace',
+      async ({ expect, store, openStore }) => {
+        const a = await openStore({ namespace: 'agent_a' });
+        const b = await openStore({ namespace: 'agent_b' });
+        const messageId = 'msg-shared-id';
+        const taskOfA = taskFixture({ id: 'task-of-a', contextId: 'ctx-a', history: [userMessage('a', { messageId })] });
+        await createTask(a, taskOfA);
+        expect(await b.findMessage(messageId)).toBeUndefined();
+        expect(await store.findMessage(messageId)).toBeUndefined();
+
+        // The same message id is new to b: its task is created and indexed there.
+        const taskOfB = taskFixture({ id: 'task-of-b', contextId: 'ctx-b', history: [userMessage('b', { messageId })] });
+        await createTask(b, taskOfB);
+        expect(await a.findMessage(messageId)).toEqual({ taskId: 'task-of-a', contextId: 'ctx-a' });
+        expect(await b.findMessage(messageId)).toEqual({ taskId: 'task-of-b', contextId: 'ctx-b' });
+
+        // Within a namespace it is still a duplicate.
+        const again = taskFixture({ history: [userMessage('again', { messageId })] });
+        expect(isDuplicateMessage(await rejectionOf(createTask(a, again)))).toBe(true);
+        expect(isDuplicateMessage(await rejectionOf(createTask(b, again)))).toBe(true);
+        await createTask(store, again);
+        expect(await store.findMessage(messageId)).toEqual({ taskId: again.id, contextId: again.contextId });
+      },
+      'namespaces',
+    );
+
+    test(
+      'turn queues and worker leases are per namespace',
+      async ({ expect, store, openStore, clock }) => {
+        const a = await openStore({ namespace: 'agent_a' });
+        const b = await openStore({ namespace: 'agent_b' });
+        const t0 = clock.now;
+        const ticketOfA = await a.enqueueTurn(turnRequest({ contextId: 'ctx', workerId: 'worker' }));
+        const ticketOfB = await b.enqueueTurn(turnRequest({ contextId: 'ctx', workerId: 'worker' }));
+        // The same context id in b is another queue: its first ticket does not wait for a's.
+        expect(await b.turnReadiness(ticketOfB)).toEqual({ ready: true });
+        expect(await a.turnReadiness(ticketOfA)).toEqual({ ready: true });
+        expect(await a.listWorkerTurns('worker')).toEqual([ticketOfA]);
+        expect(await b.listWorkerTurns('worker')).toEqual([ticketOfB]);
+        expect(await store.listWorkerTurns('worker')).toEqual([]);
+
+        await a.heartbeat('worker', t0 + 100);
+        clock.set(t0 + 1000);
+        // b's reaper must not fail a's tasks.
+        expect(await b.claimExpiredWorkers(t0 + 1000)).toEqual([]);
+        expect(await store.claimExpiredWorkers(t0 + 1000)).toEqual([]);
+        await b.removeWorker('worker');
+        expect(await a.claimExpiredWorkers(t0 + 1000)).toEqual([
+          { workerId: 'worker', lastHeartbeat: t0, turns: [ticketOfA] },
+        ]);
+
+        await b.finishTurn(ticketOfA);
+        expect(await a.listWorkerTurns('worker')).toEqual([ticketOfA]);
       },
       'namespaces',
     );
