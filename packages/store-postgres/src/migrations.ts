@@ -38,9 +38,11 @@ const TERMINAL_STATES = `('completed', 'canceled', 'failed', 'rejected')`;
  * Events belong to their task (ON DELETE CASCADE), so purging a task removes its log.
  *
  * Step 2 adds what several workers coordinate through (see `CoordinationStore` in core):
- * - `turns`: one row per queued or running turn. `position` counts up per context under an
- *   advisory lock (see enqueueTurn in postgres-store.ts), so it follows commit order across
- *   workers; `row_id` gives one worker's turns of several contexts in arrival order.
+ * - `turns`: one row per queued or running turn. `position` comes from the table's identity
+ *   sequence, drawn while holding the context's advisory lock (see `enqueue` in
+ *   postgres-store.ts): within a context it grows in commit order across workers, and it is never
+ *   reused, not even once the context's queue is empty (so a stale ticket never matches a newer
+ *   turn). Positions of one context have gaps; only their order means something.
  * - `workers`: one lease per live worker, renewed by heartbeat, deleted by whoever claims it.
  * - `messages`: user message id → task, written by commit in the same statement as the events.
  *   The primary key is what refuses a duplicate; rows go with their task (ON DELETE CASCADE).
@@ -98,16 +100,15 @@ CREATE INDEX contexts_by_updated ON ${s}.contexts (namespace, updated_at);
 CREATE TABLE ${s}.turns (
   namespace   text   NOT NULL,
   context_id  text   NOT NULL,
-  position    bigint NOT NULL,
+  position    bigint GENERATED ALWAYS AS IDENTITY,
   task_id     text   NOT NULL,
   turn_id     text   NOT NULL,
   worker_id   text   NOT NULL,
   enqueued_at bigint NOT NULL,
-  row_id      bigint GENERATED ALWAYS AS IDENTITY,
   PRIMARY KEY (namespace, context_id, position)
 );
 -- listWorkerTurns, claimExpiredWorkers: one worker's turns in arrival order.
-CREATE INDEX turns_by_worker ON ${s}.turns (namespace, worker_id, row_id);
+CREATE INDEX turns_by_worker ON ${s}.turns (namespace, worker_id, position);
 
 CREATE TABLE ${s}.workers (
   namespace      text   NOT NULL,

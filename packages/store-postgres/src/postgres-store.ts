@@ -270,24 +270,26 @@ function statements(schema: string) {
       ON CONFLICT (namespace, worker_id)
       DO UPDATE SET lease_until = EXCLUDED.lease_until, last_heartbeat = EXCLUDED.last_heartbeat`,
     removeWorker: `DELETE FROM ${s}.workers WHERE namespace = $1 AND worker_id = $2`,
-    // enqueueTurn, in one transaction: the lock, then the insert. Each statement of a READ
-    // COMMITTED transaction reads a fresh snapshot, so the insert, run once the lock is ours, sees
-    // every turn committed by the lock's previous holders; positions therefore follow commit order.
-    // (In a single statement the snapshot would predate the lock, and two inserts could both read
-    // the same MAX.) $1 lock key.
-    lockContext: 'SELECT pg_advisory_xact_lock($1::bigint)',
-    // $1 namespace, $2 context id, $3 task id, $4 turn id, $5 worker id, $6 now.
+    // enqueueTurn in one statement. The position is the identity's nextval, computed for the row
+    // the CTE produces, so after the context's advisory lock is ours; the lock is held until
+    // commit. Two enqueues on one context therefore draw their positions in commit order: the
+    // later one draws only once the earlier one has committed (a bare sequence would let a turn
+    // that commits later hold a smaller position, and be found ready while an earlier-numbered one
+    // had not committed yet). The CTE runs exactly once: it calls a volatile function, so it is
+    // never inlined. $1 namespace, $2 context id, $3 task id, $4 turn id, $5 worker id, $6 now,
+    // $7 lock key.
     enqueue: `
-      INSERT INTO ${s}.turns (namespace, context_id, position, task_id, turn_id, worker_id, enqueued_at)
-      SELECT $1, $2, COALESCE(MAX(position), 0) + 1, $3, $4, $5, $6
-      FROM ${s}.turns WHERE namespace = $1 AND context_id = $2
+      WITH locked AS (SELECT pg_advisory_xact_lock($7::bigint))
+      INSERT INTO ${s}.turns (namespace, context_id, task_id, turn_id, worker_id, enqueued_at)
+      SELECT $1, $2, $3, $4, $5, $6 FROM locked
       RETURNING position`,
     // The ticket directly ahead of position $3; none means the ticket is the head (or gone).
     ahead: `
       SELECT ${turnColumns} FROM ${s}.turns
       WHERE namespace = $1 AND context_id = $2 AND position < $3 ORDER BY position DESC LIMIT 1`,
-    // The whole ticket must match: positions start over at 1 once a context's queue is empty, so a
-    // stale ticket may share its position with a newer turn. $6 channel, $7 payload.
+    // Positions are never reused, so (context, position) names one turn; task and turn ids are
+    // matched too, so that a forged or corrupted ticket cannot remove another turn. $6 channel,
+    // $7 payload.
     finishTurn: `
       WITH finished AS (
         DELETE FROM ${s}.turns
@@ -295,7 +297,7 @@ function statements(schema: string) {
         RETURNING 1
       )
       SELECT pg_notify($6, $7) FROM finished`,
-    workerTurns: `SELECT ${turnColumns} FROM ${s}.turns WHERE namespace = $1 AND worker_id = $2 ORDER BY row_id`,
+    workerTurns: `SELECT ${turnColumns} FROM ${s}.turns WHERE namespace = $1 AND worker_id = $2 ORDER BY position`,
     // One statement: the DELETE locks each expired row, so a concurrent claimer waits, then finds
     // the row gone (or renewed by a heartbeat meanwhile: the lease is checked again) and skips it.
     // Each dead worker goes to exactly one claimer, with its turns. $2 now, $3 except (or null).
@@ -307,7 +309,7 @@ function statements(schema: string) {
       )
       SELECT c.worker_id, c.last_heartbeat, t.context_id, t.position, t.task_id, t.turn_id
       FROM claimed c LEFT JOIN ${s}.turns t ON t.namespace = $1 AND t.worker_id = c.worker_id
-      ORDER BY c.last_heartbeat, c.worker_id, t.row_id`,
+      ORDER BY c.last_heartbeat, c.worker_id, t.position`,
   };
 }
 
@@ -501,34 +503,6 @@ export class PostgresStore implements A2AStore {
   }
 
   /**
-   * Runs `work` in one transaction on one pooled connection. A connection that could not even roll
-   * back is discarded rather than returned to the pool.
-   */
-  async #transaction<T>(ctx: StoreCallContext | undefined, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const pool = this.#ready(ctx);
-    let client: pg.PoolClient;
-    try {
-      client = await pool.connect();
-    } catch (error) {
-      throw storeError(error, this.#target);
-    }
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
-      const result = await work(client);
-      await client.query('COMMIT');
-      return result;
-    } catch (error) {
-      await client.query('ROLLBACK').catch((rollbackError: Error) => {
-        broken = rollbackError;
-      });
-      throw storeError(error, this.#target);
-    } finally {
-      client.release(broken);
-    }
-  }
-
-  /**
    * One round trip when it succeeds (see `statements`); a conflict costs one more, to say what the
    * task's version, or the duplicate message's task, is.
    */
@@ -679,23 +653,23 @@ export class PostgresStore implements A2AStore {
     await this.#query(this.#sql.heartbeat, [this.namespace, workerId, leaseUntil, this.#clock()], ctx);
   }
 
-  /** Four round trips (BEGIN, lock, insert, COMMIT); see `lockContext` in `statements`. */
+  /** One round trip; see `enqueue` in `statements` for why positions follow commit order. */
   async enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<TurnTicket> {
     const { contextId, taskId, turnId, workerId } = request;
-    const lockKey = turnLockKey(this.schema, this.namespace, contextId);
-    const position = await this.#transaction(ctx, async (client) => {
-      await client.query(this.#sql.lockContext, [lockKey]);
-      const { rows } = await client.query<{ position: string | number }>(this.#sql.enqueue, [
+    const { rows } = await this.#query<{ position: string }>(
+      this.#sql.enqueue,
+      [
         this.namespace,
         contextId,
         taskId,
         turnId,
         workerId,
         this.#clock(),
-      ]);
-      return Number(rows[0]?.position);
-    });
-    return { contextId, position, taskId, turnId, workerId };
+        turnLockKey(this.schema, this.namespace, contextId),
+      ],
+      ctx,
+    );
+    return { contextId, position: Number(rows[0]?.position), taskId, turnId, workerId };
   }
 
   async turnReadiness(ticket: TurnTicket, ctx?: StoreCallContext): Promise<TurnReadiness> {

@@ -225,15 +225,16 @@ describe('data fidelity', () => {
     expect(stored?.event).toEqual(event);
   });
 
-  it('context state: any JSON value, including arrays, strings and null; undefined stays undefined', async () => {
+  it('context state: any JSON value, including arrays, strings and null; undefined is stored as null', async () => {
     const store = await openStore();
-    const values: unknown[] = [[1, 'two', { three: 3 }], 'text', 0, false, null, { a: '\u0000' }, undefined];
+    const values: unknown[] = [[1, 'two', { three: 3 }], 'text', 0, false, null, { a: '\u0000' }];
     for (const [i, value] of values.entries()) {
       await store.setContext(`ctx-${i}`, value);
       expect((await store.getContext(`ctx-${i}`))?.state).toEqual(value);
     }
     expect(await store.getContext('ctx-undefined-never-set')).toBeUndefined();
-    expect(await store.getContext(`ctx-${values.length - 1}`)).toHaveProperty('state', undefined);
+    await store.setContext('ctx-undefined', undefined);
+    expect(await store.getContext('ctx-undefined')).toHaveProperty('state', null);
   });
 });
 
@@ -294,7 +295,12 @@ describe('concurrent writers (two instances, separate pools)', () => {
     expect(stale).toMatchObject({ code: 'VERSION_CONFLICT', data: { expected: 1, actual: 2 } });
     expect((await a.readEvents(task.id, 0)).map((e) => e.seq)).toEqual([1, 2]);
     const missing = await rejection(
-      a.commit({ taskId: 'nope', expectedVersion: 3, task, events: [artifactUpdate(task, 'x')] }),
+      a.commit({
+        taskId: 'nope',
+        expectedVersion: 3,
+        task: { ...task, id: 'nope' },
+        events: [artifactUpdate(task, 'x')],
+      }),
     );
     expect(missing).toMatchObject({ code: 'VERSION_CONFLICT', data: { expected: 3, actual: undefined } });
   });
