@@ -72,20 +72,26 @@ export const migrations: readonly Migration[] = [
     version: 2,
     name: 'turn queue, worker leases and message index',
     sql: `
-      -- One row per queued or running turn. A plain rowid table: rows are inserted under the write
-      -- lock, so rowid order is the order enqueues committed (arrival order) across processes.
+      -- One row per queued or running turn. \`position\` is the rowid, drawn by AUTOINCREMENT under
+      -- the write lock: it grows in the order enqueues commit, across processes, and is never
+      -- reused (not even once a context's queue is empty), so a stale ticket never matches a newer
+      -- turn. One counter serves every context and namespace: a context's positions have gaps, and
+      -- only their order means something.
       CREATE TABLE a2a_turns (
+        position    INTEGER PRIMARY KEY AUTOINCREMENT,
         namespace   TEXT    NOT NULL,
         context_id  TEXT    NOT NULL,
-        position    INTEGER NOT NULL,
         task_id     TEXT    NOT NULL,
         turn_id     TEXT    NOT NULL,
         worker_id   TEXT    NOT NULL,
-        enqueued_at INTEGER NOT NULL,
-        PRIMARY KEY (namespace, context_id, position)
+        enqueued_at INTEGER NOT NULL
       );
-      -- claimExpiredWorkers, listWorkerTurns: one worker's turns.
-      CREATE INDEX a2a_turns_by_worker ON a2a_turns (namespace, worker_id);
+      -- turnReadiness: the turn directly ahead within one context.
+      CREATE INDEX a2a_turns_by_context ON a2a_turns (namespace, context_id, position);
+      -- claimExpiredWorkers, listWorkerTurns: one worker's turns in arrival order.
+      CREATE INDEX a2a_turns_by_worker ON a2a_turns (namespace, worker_id, position);
+      -- The poll loop: which subscribed tasks still have a turn queued.
+      CREATE INDEX a2a_turns_by_task ON a2a_turns (namespace, task_id);
 
       CREATE TABLE a2a_workers (
         namespace      TEXT    NOT NULL,

@@ -14,7 +14,11 @@ import {
   type Clock,
   type CommitRequest,
   type ContextRecord,
+  DuplicateMessageError,
+  type EnqueueTurnRequest,
+  type ExpiredWorker,
   type ListTasksOptions,
+  type MessageIndexEntry,
   type PurgeResult,
   type StoreCallContext,
   type StoreCapabilities,
@@ -25,6 +29,8 @@ import {
   type TaskRecord,
   type TaskState,
   TERMINAL_STATES,
+  type TurnReadiness,
+  type TurnTicket,
   type Unsubscribe,
   VersionConflictError,
 } from '@fastify-a2a/core';
@@ -125,6 +131,27 @@ interface CommitArgs {
   write: TaskWrite;
   expectedVersion: number;
   eventJsons: string[];
+  /** User message ids to index (see {@link userMessageIds}). */
+  messageIds: string[];
+}
+
+interface TurnRow {
+  context_id: string;
+  position: number;
+  task_id: string;
+  turn_id: string;
+  worker_id: string;
+}
+
+interface WorkerRow {
+  worker_id: string;
+  last_heartbeat: number;
+}
+
+interface EnqueueArgs {
+  namespace: string;
+  request: EnqueueTurnRequest;
+  now: number;
 }
 
 type Statements = ReturnType<typeof prepare>;
@@ -132,6 +159,7 @@ type Statements = ReturnType<typeof prepare>;
 /** Every statement the store runs, prepared once per connection (after migrating, so tables exist). */
 function prepare(db: Database.Database) {
   const columns = 'task_json, version, created_at, updated_at';
+  const turnColumns = 'context_id, position, task_id, turn_id, worker_id';
   const statements = {
     ping: db.prepare<[], number>('SELECT 1').pluck(),
     // Changes whenever another connection commits to the file (not on our own commits).
@@ -178,6 +206,55 @@ function prepare(db: Database.Database) {
       `INSERT INTO a2a_contexts (namespace, context_id, state_json, updated_at) VALUES (?, ?, ?, ?)
        ON CONFLICT (namespace, context_id) DO UPDATE SET state_json = excluded.state_json, updated_at = excluded.updated_at`,
     ),
+    // Cross-process finishTurn: which subscribed tasks still have turns queued.
+    queuedTasks: db
+      .prepare<[string, string], string>(
+        'SELECT DISTINCT task_id FROM a2a_turns WHERE namespace = ? AND task_id IN (SELECT value FROM json_each(?))',
+      )
+      .pluck(),
+    heartbeat: db.prepare<[string, string, number, number]>(
+      `INSERT INTO a2a_workers (namespace, worker_id, lease_until, last_heartbeat) VALUES (?, ?, ?, ?)
+       ON CONFLICT (namespace, worker_id) DO UPDATE SET lease_until = excluded.lease_until,
+       last_heartbeat = excluded.last_heartbeat`,
+    ),
+    removeWorker: db.prepare<[string, string]>('DELETE FROM a2a_workers WHERE namespace = ? AND worker_id = ?'),
+    // position is AUTOINCREMENT: the next value of the one counter, never reused (see migration 2).
+    insertTurn: db
+      .prepare<[string, string, string, string, string, number], number>(
+        `INSERT INTO a2a_turns (namespace, context_id, task_id, turn_id, worker_id, enqueued_at)
+         VALUES (?, ?, ?, ?, ?, ?) RETURNING position`,
+      )
+      .pluck(),
+    // The turn directly ahead of a position: nothing ahead means the turn may run.
+    turnAhead: db.prepare<[string, string, number], TurnRow>(
+      `SELECT ${turnColumns} FROM a2a_turns WHERE namespace = ? AND context_id = ? AND position < ?
+       ORDER BY position DESC LIMIT 1`,
+    ),
+    // Positions are never reused, so (context, position) is the ticket; the turn id is a safeguard.
+    deleteTurn: db.prepare<[string, string, number, string]>(
+      'DELETE FROM a2a_turns WHERE namespace = ? AND context_id = ? AND position = ? AND turn_id = ?',
+    ),
+    // Position order is commit order across every context.
+    workerTurns: db.prepare<[string, string], TurnRow>(
+      `SELECT ${turnColumns} FROM a2a_turns WHERE namespace = ? AND worker_id = ? ORDER BY position`,
+    ),
+    // \`IS NOT ?\` with NULL (no exception) matches every worker.
+    expiredWorkers: db.prepare<[string, number, string | null], WorkerRow>(
+      `SELECT worker_id, last_heartbeat FROM a2a_workers WHERE namespace = ? AND lease_until < ? AND worker_id IS NOT ?
+       ORDER BY lease_until, worker_id`,
+    ),
+    indexMessage: db.prepare<[string, string, string, string]>(
+      `INSERT INTO a2a_messages (namespace, message_id, task_id, context_id) VALUES (?, ?, ?, ?)
+       ON CONFLICT (namespace, message_id) DO NOTHING`,
+    ),
+    findMessage: db.prepare<[string, string], { task_id: string; context_id: string }>(
+      'SELECT task_id, context_id FROM a2a_messages WHERE namespace = ? AND message_id = ?',
+    ),
+    purgeMessages: db.prepare<[{ namespace: string; cutoff: number }]>(
+      `DELETE FROM a2a_messages WHERE namespace = @namespace AND task_id IN (
+         SELECT task_id FROM a2a_tasks WHERE namespace = @namespace
+         AND state IN (${sqlList(TERMINAL_STATES)}) AND updated_at < @cutoff)`,
+    ),
     purgeEvents: db.prepare<[{ namespace: string; cutoff: number }]>(
       `DELETE FROM a2a_events WHERE namespace = @namespace AND task_id IN (
          SELECT task_id FROM a2a_tasks WHERE namespace = @namespace
@@ -194,9 +271,19 @@ function prepare(db: Database.Database) {
     ),
   };
 
-  const commit = db.transaction(({ write, expectedVersion, eventJsons }: CommitArgs): void => {
+  const commit = db.transaction(({ write, expectedVersion, eventJsons, messageIds }: CommitArgs): void => {
     const actual = statements.taskVersion.get(write.namespace, write.taskId);
     if ((actual ?? 0) !== expectedVersion) throw new VersionConflictError(write.taskId, expectedVersion, actual);
+    // A repeat inside this commit meets its own row, inserted a moment before: also a duplicate.
+    for (const messageId of messageIds) {
+      if (statements.indexMessage.run(write.namespace, messageId, write.taskId, write.contextId).changes === 0) {
+        const existing = statements.findMessage.get(write.namespace, messageId);
+        throw new DuplicateMessageError(
+          messageId,
+          existing && { taskId: existing.task_id, contextId: existing.context_id },
+        );
+      }
+    }
     if (actual === undefined) statements.insertTask.run(write);
     else statements.updateTask.run(write);
     eventJsons.forEach((eventJson, index) => {
@@ -210,14 +297,57 @@ function prepare(db: Database.Database) {
     });
   });
 
+  const enqueue = db.transaction(({ namespace, request, now }: EnqueueArgs): TurnTicket => {
+    const { contextId, taskId, turnId, workerId } = request;
+    const position = statements.insertTurn.get(namespace, contextId, taskId, turnId, workerId, now) as number;
+    return { contextId, position, taskId, turnId, workerId };
+  });
+
+  const claimExpired = db.transaction(
+    (namespace: string, now: number, exceptWorkerId: string | null): ExpiredWorker[] =>
+      statements.expiredWorkers.all(namespace, now, exceptWorkerId).map((worker) => {
+        statements.removeWorker.run(namespace, worker.worker_id);
+        return {
+          workerId: worker.worker_id,
+          lastHeartbeat: worker.last_heartbeat,
+          turns: statements.workerTurns.all(namespace, worker.worker_id).map(toTicket),
+        };
+      }),
+  );
+
   const purge = db.transaction((namespace: string, cutoff: number): PurgeResult => {
+    statements.purgeMessages.run({ namespace, cutoff });
     statements.purgeEvents.run({ namespace, cutoff });
     const tasks = statements.purgeTasks.run({ namespace, cutoff }).changes;
     const contexts = statements.purgeContexts.run({ namespace, cutoff }).changes;
     return { tasks, contexts };
   });
 
-  return { ...statements, commit, purge };
+  return { ...statements, commit, enqueue, claimExpired, purge };
+}
+
+const toTicket = (row: TurnRow): TurnTicket => ({
+  contextId: row.context_id,
+  position: row.position,
+  taskId: row.task_id,
+  turnId: row.turn_id,
+  workerId: row.worker_id,
+});
+
+/**
+ * The user message ids a commit indexes: the first history message of a `task` event when the
+ * user sent it, and every `message` event.
+ */
+function userMessageIds(events: readonly TaskEvent[]): string[] {
+  const ids: string[] = [];
+  for (const event of events) {
+    if (event.kind === 'message') ids.push(event.messageId);
+    else if (event.kind === 'task') {
+      const first = event.history?.[0];
+      if (first?.role === 'user') ids.push(first.messageId);
+    }
+  }
+  return ids;
 }
 
 const toTaskRecord = (row: TaskRow): TaskRecord => ({
@@ -270,6 +400,8 @@ export class SqliteStore implements A2AStore {
   readonly #subscriptions = new Map<string, Set<Subscription>>();
   /** The version each subscribed task was last notified at (or had when first subscribed). */
   readonly #seen = new Map<string, number>();
+  /** Subscribed tasks that had a turn queued when last checked (to notice another process's finishTurn). */
+  readonly #queued = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #dataVersion: number | undefined;
 
@@ -357,6 +489,7 @@ export class SqliteStore implements A2AStore {
     this.#closed = true;
     this.#subscriptions.clear();
     this.#seen.clear();
+    this.#queued.clear();
     this.#syncTimer();
     if (db !== undefined && this.#database === undefined && db.open) db.close();
   }
@@ -382,6 +515,7 @@ export class SqliteStore implements A2AStore {
       s.commit.immediate({
         expectedVersion,
         eventJsons,
+        messageIds: userMessageIds(events),
         write: {
           namespace: this.#namespace,
           taskId,
@@ -451,8 +585,74 @@ export class SqliteStore implements A2AStore {
     });
   }
 
+  /** Deletes old terminal tasks with their events and message index rows (turn rows stay: they belong to live turns). */
   async purgeExpired(cutoff: number, ctx?: StoreCallContext): Promise<PurgeResult> {
     return this.#run(ctx, (s) => s.purge.immediate(this.#namespace, cutoff));
+  }
+
+  async heartbeat(workerId: string, leaseUntil: number, ctx?: StoreCallContext): Promise<void> {
+    await this.#run(ctx, (s) => {
+      s.heartbeat.run(this.#namespace, workerId, leaseUntil, this.#clock());
+    });
+  }
+
+  /**
+   * Takes the next position in one `BEGIN IMMEDIATE` transaction: enqueues from every process
+   * serialise on the write lock, so positions follow the order they commit. Positions come from one
+   * AUTOINCREMENT counter for all contexts: never reused, with gaps within a context.
+   */
+  async enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<TurnTicket> {
+    const { contextId, taskId, turnId, workerId } = request;
+    return this.#run(ctx, (s) =>
+      s.enqueue.immediate({
+        namespace: this.#namespace,
+        request: { contextId, taskId, turnId, workerId },
+        now: this.#clock(),
+      }),
+    );
+  }
+
+  /** Ready when no turn of the context has a lower position; otherwise the one directly ahead. */
+  async turnReadiness(ticket: TurnTicket, ctx?: StoreCallContext): Promise<TurnReadiness> {
+    return this.#run(ctx, (s) => {
+      const ahead = s.turnAhead.get(this.#namespace, ticket.contextId, ticket.position);
+      return ahead === undefined ? { ready: true } : { ready: false, ahead: toTicket(ahead) };
+    });
+  }
+
+  /**
+   * Deletes the ticket, then tells this store's subscribers of its task (with seq 0, which followers
+   * ignore) so turns waiting behind it re-check at once. Other processes' waiters hear of it from
+   * the poll loop (which notices that a subscribed task has no turn left) or by polling readiness.
+   */
+  async finishTurn(ticket: TurnTicket, ctx?: StoreCallContext): Promise<void> {
+    const removed = await this.#run(
+      ctx,
+      (s) => s.deleteTurn.run(this.#namespace, ticket.contextId, ticket.position, ticket.turnId).changes > 0,
+    );
+    if (removed) this.#notify(ticket.taskId, 0);
+  }
+
+  /** One `BEGIN IMMEDIATE` transaction: of several concurrent reapers, one gets each dead worker. */
+  async claimExpiredWorkers(now: number, exceptWorkerId?: string, ctx?: StoreCallContext): Promise<ExpiredWorker[]> {
+    return this.#run(ctx, (s) => s.claimExpired.immediate(this.#namespace, now, exceptWorkerId ?? null));
+  }
+
+  async removeWorker(workerId: string, ctx?: StoreCallContext): Promise<void> {
+    await this.#run(ctx, (s) => {
+      s.removeWorker.run(this.#namespace, workerId);
+    });
+  }
+
+  async listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<TurnTicket[]> {
+    return this.#run(ctx, (s) => s.workerTurns.all(this.#namespace, workerId).map(toTicket));
+  }
+
+  async findMessage(messageId: string, ctx?: StoreCallContext): Promise<MessageIndexEntry | undefined> {
+    return this.#run(ctx, (s) => {
+      const row = s.findMessage.get(this.#namespace, messageId);
+      return row === undefined ? undefined : { taskId: row.task_id, contextId: row.context_id };
+    });
   }
 
   /**
@@ -466,6 +666,7 @@ export class SqliteStore implements A2AStore {
       subscriptions = new Set();
       this.#subscriptions.set(taskId, subscriptions);
       if (!this.#seen.has(taskId)) this.#seen.set(taskId, this.#currentVersion(taskId));
+      if (this.supports.crossProcess && this.#hasQueuedTurn(taskId)) this.#queued.add(taskId);
     }
     // A wrapper per call, so subscribing the same function twice needs two unsubscribes.
     const subscription: Subscription = { listener };
@@ -479,6 +680,7 @@ export class SqliteStore implements A2AStore {
       if (current === undefined || !current.delete(subscription) || current.size > 0) return;
       this.#subscriptions.delete(taskId);
       this.#seen.delete(taskId);
+      this.#queued.delete(taskId);
       this.#syncTimer();
     };
   }
@@ -503,10 +705,19 @@ export class SqliteStore implements A2AStore {
     }
   }
 
+  #hasQueuedTurn(taskId: string): boolean {
+    try {
+      return (this.#statements?.queuedTasks.all(this.#namespace, JSON.stringify([taskId])).length ?? 0) > 0;
+    } catch {
+      return false;
+    }
+  }
+
+  /** `seq` 0 means "no new events, re-check" (a turn ended); it is not recorded as seen. */
   #notify(taskId: string, seq: number): void {
     const subscriptions = this.#subscriptions.get(taskId);
     if (subscriptions === undefined) return;
-    this.#seen.set(taskId, seq);
+    if (seq > 0) this.#seen.set(taskId, seq);
     for (const { listener } of [...subscriptions]) {
       try {
         listener(seq);
@@ -536,21 +747,35 @@ export class SqliteStore implements A2AStore {
     const statements = this.#statements;
     if (statements === undefined || this.#subscriptions.size === 0) return;
     let rows: { task_id: string; version: number }[];
+    let queued: Set<string>;
     let dataVersion: number | undefined;
     try {
       // Cheap check first: data_version only moves when another connection committed.
       dataVersion = statements.dataVersion.get();
       if (dataVersion === this.#dataVersion) return;
-      rows = statements.taskVersions.all(this.#namespace, JSON.stringify([...this.#subscriptions.keys()]));
+      const ids = JSON.stringify([...this.#subscriptions.keys()]);
+      rows = statements.taskVersions.all(this.#namespace, ids);
+      queued = new Set(statements.queuedTasks.all(this.#namespace, ids));
     } catch {
       // Transient (locked, or closed between ticks): the next tick tries again.
       return;
     }
     this.#dataVersion = dataVersion;
+    const notified = new Set<string>();
     for (const { task_id: taskId, version } of rows) {
       // Versions only grow, except when a purged task id is created again: report any change.
-      if (version !== this.#seen.get(taskId)) this.#notify(taskId, version);
+      if (version !== this.#seen.get(taskId)) {
+        this.#notify(taskId, version);
+        notified.add(taskId);
+      }
     }
+    // A turn of a subscribed task ended in another process: wake the turns waiting behind it.
+    for (const taskId of [...this.#queued]) {
+      if (queued.has(taskId)) continue;
+      this.#queued.delete(taskId);
+      if (!notified.has(taskId)) this.#notify(taskId, 0);
+    }
+    for (const taskId of queued) if (this.#subscriptions.has(taskId)) this.#queued.add(taskId);
   }
 }
 
