@@ -282,8 +282,7 @@ export async function appendEvents(store: TaskStore, taskId: string, events: Tas
 export const isVersionConflict = (error: unknown): boolean => A2AError.is(error) && error.code === 'VERSION_CONFLICT';
 
 /** True for the error a commit raises when a user message id is already indexed (`DuplicateMessageError`). */
-export const isDuplicateMessage = (error: unknown): boolean =>
-  A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE';
+export const isDuplicateMessage = (error: unknown): boolean => A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE';
 
 /** Waits for `promise` and returns why it rejected, or `undefined` when it resolved. */
 export async function rejectionOf(promise: Promise<unknown>): Promise<unknown> {

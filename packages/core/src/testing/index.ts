@@ -15,12 +15,15 @@ import { eventLog } from './event-log.js';
 import type { ConformanceOptions } from './harness.js';
 import { history } from './history.js';
 import { isolation } from './isolation.js';
+import { leases } from './leases.js';
 import { lifecycle } from './lifecycle.js';
+import { messageIndex } from './message-index.js';
 import { notifications } from './notifications.js';
 import { persistence } from './persistence.js';
 import { retention } from './retention.js';
 import { taskBasics } from './task-basics.js';
 import { tasksByContext } from './tasks-by-context.js';
+import { turnQueue } from './turn-queue.js';
 
 export * from './fixtures.js';
 export type {
@@ -35,6 +38,7 @@ export type {
   StoreTestBody,
   StoreTestContext,
 } from './harness.js';
+export { storesOnLocation } from './harness.js';
 export {
   activeTasks,
   concurrency,
@@ -42,12 +46,15 @@ export {
   eventLog,
   history,
   isolation,
+  leases,
   lifecycle,
+  messageIndex,
   notifications,
   persistence,
   retention,
   taskBasics,
   tasksByContext,
+  turnQueue,
 };
 
 /** Every module of the suite by name, in the order {@link storeConformance} registers them. */
@@ -61,6 +68,9 @@ export const conformanceModules: Readonly<Record<string, (options: ConformanceOp
   contextStore,
   concurrency,
   notifications,
+  messageIndex,
+  turnQueue,
+  leases,
   retention,
   isolation,
   persistence,

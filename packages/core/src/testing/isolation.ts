@@ -77,13 +77,21 @@ export function isolation(options: ConformanceOptions): void {
         const a = await openStore({ namespace: 'agent_a' });
         const b = await openStore({ namespace: 'agent_b' });
         const messageId = 'msg-shared-id';
-        const taskOfA = taskFixture({ id: 'task-of-a', contextId: 'ctx-a', history: [userMessage('a', { messageId })] });
+        const taskOfA = taskFixture({
+          id: 'task-of-a',
+          contextId: 'ctx-a',
+          history: [userMessage('a', { messageId })],
+        });
         await createTask(a, taskOfA);
         expect(await b.findMessage(messageId)).toBeUndefined();
         expect(await store.findMessage(messageId)).toBeUndefined();
 
         // The same message id is new to b: its task is created and indexed there.
-        const taskOfB = taskFixture({ id: 'task-of-b', contextId: 'ctx-b', history: [userMessage('b', { messageId })] });
+        const taskOfB = taskFixture({
+          id: 'task-of-b',
+          contextId: 'ctx-b',
+          history: [userMessage('b', { messageId })],
+        });
         await createTask(b, taskOfB);
         expect(await a.findMessage(messageId)).toEqual({ taskId: 'task-of-a', contextId: 'ctx-a' });
         expect(await b.findMessage(messageId)).toEqual({ taskId: 'task-of-b', contextId: 'ctx-b' });

@@ -3,10 +3,14 @@ import {
   appendEvents,
   artifactUpdate,
   createTask,
+  isDuplicateMessage,
   isVersionConflict,
+  rejectionOf,
   richTask,
   statusUpdate,
   taskFixture,
+  turnRequest,
+  userMessage,
 } from './fixtures.js';
 import { type ConformanceOptions, defineModule } from './harness.js';
 
@@ -78,6 +82,39 @@ export function persistence(options: ConformanceOptions): void {
           (e: unknown) => e,
         );
         expect(isVersionConflict(duplicate)).toBe(true);
+      },
+      'durable',
+    );
+
+    test(
+      'the message index, turn queues and worker leases survive close and reopen',
+      async ({ expect, store, clock, openStore }) => {
+        const t0 = clock.now;
+        const task = taskFixture({ id: 'indexed', contextId: 'ctx', history: [userMessage('remember me')] });
+        const messageId = task.history?.[0]?.messageId ?? '';
+        await createTask(store, task);
+        const first = await store.enqueueTurn(turnRequest({ contextId: 'ctx', workerId: 'worker' }));
+        const second = await store.enqueueTurn(turnRequest({ contextId: 'ctx', workerId: 'worker' }));
+        await store.heartbeat('worker', t0 + 1000);
+        await store.close();
+
+        const reopened = await openStore();
+        expect(await reopened.findMessage(messageId)).toEqual({ taskId: 'indexed', contextId: 'ctx' });
+        expect(
+          isDuplicateMessage(
+            await rejectionOf(createTask(reopened, taskFixture({ history: [task.history?.[0] ?? userMessage('')] }))),
+          ),
+        ).toBe(true);
+        expect(await reopened.turnReadiness(second)).toEqual({ ready: false, ahead: first });
+        expect(await reopened.claimExpiredWorkers(t0 + 1000)).toEqual([]);
+        expect(await reopened.claimExpiredWorkers(t0 + 1001)).toEqual([
+          { workerId: 'worker', lastHeartbeat: t0, turns: [first, second] },
+        ]);
+        // Positions keep growing after a reopen.
+        await reopened.finishTurn(first);
+        await reopened.finishTurn(second);
+        const third = await reopened.enqueueTurn(turnRequest({ contextId: 'ctx' }));
+        expect(third.position).toBeGreaterThan(second.position);
       },
       'durable',
     );
