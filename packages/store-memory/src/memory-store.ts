@@ -4,15 +4,22 @@ import {
   type Clock,
   type CommitRequest,
   type ContextRecord,
+  DuplicateMessageError,
+  type EnqueueTurnRequest,
+  type ExpiredWorker,
   INTERRUPTED_STATES,
   isTerminalState,
   type ListTasksOptions,
+  type MessageIndexEntry,
   type PurgeResult,
   type StoreCallContext,
   type StoreCapabilities,
   type StoredEvent,
   systemClock,
+  type TaskEvent,
   type TaskRecord,
+  type TurnReadiness,
+  type TurnTicket,
   type Unsubscribe,
   VersionConflictError,
 } from '@fastify-a2a/core';
@@ -26,9 +33,10 @@ export interface MemoryStoreOptions {
   clock?: Clock;
   /**
    * Soft bound on the number of tasks kept. When a commit takes the count above it, the least
-   * recently updated terminal tasks are evicted (with their events) until the count is back at
-   * the bound. Non-terminal tasks are never evicted, nor is the task the commit just wrote, so the
-   * count can stay above the bound while that many tasks are still running.
+   * recently updated terminal tasks are evicted (with their events and message index entries)
+   * until the count is back at the bound. Non-terminal tasks are never evicted, nor is the task
+   * the commit just wrote, so the count can stay above the bound while that many tasks are still
+   * running.
    * @default 10_000
    */
   maxTasks?: number;
@@ -45,6 +53,13 @@ interface Entry {
   events: StoredEvent[];
   /** Creation order, to break createdAt ties in listTasksByContext. */
   order: number;
+  /** The ids this task holds in the message index, dropped with the task. */
+  messageIds: string[];
+}
+
+interface Lease {
+  leaseUntil: number;
+  lastHeartbeat: number;
 }
 
 interface Subscription {
@@ -73,6 +88,16 @@ export class MemoryStore implements A2AStore {
   readonly #tasks = new Map<string, Entry>();
   readonly #contexts = new Map<string, ContextRecord>();
   readonly #subscriptions = new Map<string, Set<Subscription>>();
+  /** messageId → the task it was committed to. */
+  readonly #messages = new Map<string, MessageIndexEntry>();
+  /** contextId → its queued tickets, in position order; a context without tickets has no entry. */
+  readonly #queues = new Map<string, TurnTicket[]>();
+  readonly #leases = new Map<string, Lease>();
+  /**
+   * One counter for all contexts: positions grow with arrival in every context and are never
+   * reused, even after a context's queue emptied and its entry was dropped.
+   */
+  #lastPosition = 0;
   #created = 0;
   #closed = false;
 
@@ -102,6 +127,9 @@ export class MemoryStore implements A2AStore {
     this.#tasks.clear();
     this.#contexts.clear();
     this.#subscriptions.clear();
+    this.#messages.clear();
+    this.#queues.clear();
+    this.#leases.clear();
   }
 
   async ping(): Promise<void> {
@@ -125,6 +153,15 @@ export class MemoryStore implements A2AStore {
     if ((existing?.record.version ?? 0) !== expectedVersion) {
       throw new VersionConflictError(taskId, expectedVersion, existing?.record.version);
     }
+    const messageIds = indexedMessageIds(events);
+    const seen = new Set<string>();
+    for (const messageId of messageIds) {
+      const indexed = this.#messages.get(messageId);
+      if (indexed !== undefined || seen.has(messageId)) {
+        throw new DuplicateMessageError(messageId, indexed === undefined ? undefined : { ...indexed });
+      }
+      seen.add(messageId);
+    }
     const task = structuredClone(request.task);
     const now = this.#clock();
     const stored: StoredEvent[] = events.map((event, i) => ({
@@ -138,9 +175,14 @@ export class MemoryStore implements A2AStore {
       record: { task, version, createdAt: now, updatedAt: now },
       events: [],
       order: this.#created++,
+      messageIds: [],
     };
     entry.record = { task, version, createdAt: entry.record.createdAt, updatedAt: now };
     entry.events.push(...stored);
+    for (const messageId of messageIds) {
+      this.#messages.set(messageId, { taskId, contextId: task.contextId });
+      entry.messageIds.push(messageId);
+    }
     // Re-insert so the map stays ordered by last update, which eviction walks.
     this.#tasks.delete(taskId);
     this.#tasks.set(taskId, entry);
@@ -215,9 +257,9 @@ export class MemoryStore implements A2AStore {
   async purgeExpired(cutoff: number, ctx?: StoreCallContext): Promise<PurgeResult> {
     this.#check(ctx);
     let tasks = 0;
-    for (const [taskId, { record }] of this.#tasks) {
-      if (isTerminalState(record.task.status.state) && record.updatedAt < cutoff) {
-        this.#tasks.delete(taskId);
+    for (const [taskId, entry] of this.#tasks) {
+      if (isTerminalState(entry.record.task.status.state) && entry.record.updatedAt < cutoff) {
+        this.#deleteTask(taskId, entry);
         tasks++;
       }
     }
@@ -233,13 +275,90 @@ export class MemoryStore implements A2AStore {
     return { tasks, contexts };
   }
 
+  // ---- Coordination (one process: the queue, the leases and the index are plain maps) ----
+
+  async heartbeat(workerId: string, leaseUntil: number, ctx?: StoreCallContext): Promise<void> {
+    this.#check(ctx);
+    this.#leases.set(workerId, { leaseUntil, lastHeartbeat: this.#clock() });
+  }
+
+  async enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<TurnTicket> {
+    this.#check(ctx);
+    const { contextId, taskId, turnId, workerId } = request;
+    const ticket: TurnTicket = { contextId, position: ++this.#lastPosition, taskId, turnId, workerId };
+    const queue = this.#queues.get(contextId);
+    if (queue === undefined) this.#queues.set(contextId, [ticket]);
+    else queue.push(ticket); // the highest position so far: the queue stays sorted
+    return { ...ticket };
+  }
+
+  async turnReadiness(ticket: TurnTicket, ctx?: StoreCallContext): Promise<TurnReadiness> {
+    this.#check(ctx);
+    const queue = this.#queues.get(ticket.contextId) ?? [];
+    const ahead = queue.findLast((queued) => queued.position < ticket.position);
+    return ahead === undefined ? { ready: true } : { ready: false, ahead: { ...ahead } };
+  }
+
+  /** Also wakes local subscribers of the ticket's task with seq 0, so turns waiting behind it re-check. */
+  async finishTurn(ticket: TurnTicket, ctx?: StoreCallContext): Promise<void> {
+    this.#check(ctx);
+    const queue = this.#queues.get(ticket.contextId);
+    const index = queue?.findIndex((queued) => queued.position === ticket.position) ?? -1;
+    if (queue === undefined || index === -1) return;
+    queue.splice(index, 1);
+    if (queue.length === 0) this.#queues.delete(ticket.contextId);
+    this.#notify(ticket.taskId, 0);
+  }
+
+  async claimExpiredWorkers(now: number, exceptWorkerId?: string, ctx?: StoreCallContext): Promise<ExpiredWorker[]> {
+    this.#check(ctx);
+    const claimed: ExpiredWorker[] = [];
+    for (const [workerId, lease] of this.#leases) {
+      if (lease.leaseUntil >= now || workerId === exceptWorkerId) continue;
+      this.#leases.delete(workerId);
+      claimed.push({ workerId, lastHeartbeat: lease.lastHeartbeat, turns: this.#turnsOf(workerId) });
+    }
+    return claimed;
+  }
+
+  async removeWorker(workerId: string, ctx?: StoreCallContext): Promise<void> {
+    this.#check(ctx);
+    this.#leases.delete(workerId);
+  }
+
+  async listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<TurnTicket[]> {
+    this.#check(ctx);
+    return this.#turnsOf(workerId);
+  }
+
+  async findMessage(messageId: string, ctx?: StoreCallContext): Promise<MessageIndexEntry | undefined> {
+    this.#check(ctx);
+    const entry = this.#messages.get(messageId);
+    return entry === undefined ? undefined : { ...entry };
+  }
+
+  /** Copies of the worker's queued tickets in arrival (= position) order, across contexts. */
+  #turnsOf(workerId: string): TurnTicket[] {
+    const turns: TurnTicket[] = [];
+    for (const queue of this.#queues.values()) {
+      for (const ticket of queue) if (ticket.workerId === workerId) turns.push({ ...ticket });
+    }
+    return turns.sort((a, b) => a.position - b.position);
+  }
+
   /** Evicts least recently updated terminal tasks beyond maxTasks, never `justWritten`. */
   #evict(justWritten: string): void {
     if (this.#tasks.size <= this.#maxTasks) return;
-    for (const [taskId, { record }] of this.#tasks) {
+    for (const [taskId, entry] of this.#tasks) {
       if (this.#tasks.size <= this.#maxTasks) return;
-      if (taskId !== justWritten && isTerminalState(record.task.status.state)) this.#tasks.delete(taskId);
+      if (taskId !== justWritten && isTerminalState(entry.record.task.status.state)) this.#deleteTask(taskId, entry);
     }
+  }
+
+  /** Deletes the task with its events and its message index entries. */
+  #deleteTask(taskId: string, entry: Entry): void {
+    this.#tasks.delete(taskId);
+    for (const messageId of entry.messageIds) this.#messages.delete(messageId);
   }
 
   /**
@@ -283,6 +402,19 @@ export class MemoryStore implements A2AStore {
       );
     }
   }
+}
+
+/**
+ * The user message ids a commit indexes: the first history message of a `task` event when it is a
+ * user message, and every `message` event (the log holds only user messages as such).
+ */
+function indexedMessageIds(events: readonly TaskEvent[]): string[] {
+  const ids: string[] = [];
+  for (const event of events) {
+    if (event.kind === 'message') ids.push(event.messageId);
+    else if (event.kind === 'task' && event.history?.[0]?.role === 'user') ids.push(event.history[0].messageId);
+  }
+  return ids;
 }
 
 /** Same as `new MemoryStore(options)`. */

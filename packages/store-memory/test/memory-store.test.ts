@@ -1,12 +1,15 @@
-import { A2AError } from '@fastify-a2a/core';
+import { A2AError, DuplicateMessageError } from '@fastify-a2a/core';
 import {
   appendEvents,
   artifactUpdate,
   createTask,
   createTestClock,
   eventually,
+  rejectionOf,
   statusUpdate,
   taskFixture,
+  turnRequest,
+  userMessage,
 } from '@fastify-a2a/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createMemoryStore, MemoryStore } from '../src/index.js';
@@ -182,5 +185,88 @@ describe('subscribe', () => {
     await appendEvents(store, 't', [artifactUpdate(task, 'x')]);
     await eventually('one more call', () => heard.length === 3);
     expect(heard).toEqual([1, 1, 2]);
+  });
+});
+
+describe('coordination', () => {
+  it('finishTurn wakes local subscribers of the ticket’s task with seq 0; a missing ticket wakes nobody', async () => {
+    const store = new MemoryStore();
+    const heard: number[] = [];
+    const other: number[] = [];
+    const first = await store.enqueueTurn(turnRequest({ contextId: 'ctx', taskId: 'task-first' }));
+    const second = await store.enqueueTurn(turnRequest({ contextId: 'ctx', taskId: 'task-second' }));
+    store.subscribe('task-first', (seq) => heard.push(seq));
+    store.subscribe('task-second', (seq) => other.push(seq));
+
+    await store.finishTurn(first);
+    await eventually('the wake-up', () => heard.length > 0);
+    await store.finishTurn(first); // already finished: nothing to wake anyone for
+    await store.finishTurn(second);
+    await eventually('the second wake-up', () => other.length > 0);
+    expect(heard).toEqual([0]);
+    expect(other).toEqual([0]);
+  });
+
+  it('lists a worker’s turns across contexts in arrival order', async () => {
+    const store = new MemoryStore();
+    const tickets = [];
+    for (const contextId of ['ctx-b', 'ctx-a', 'ctx-b', 'ctx-c']) {
+      tickets.push(await store.enqueueTurn(turnRequest({ contextId, workerId: 'worker' })));
+    }
+    expect(await store.listWorkerTurns('worker')).toEqual(tickets);
+    await store.heartbeat('worker', 0);
+    expect(await store.claimExpiredWorkers(1)).toEqual([
+      { workerId: 'worker', lastHeartbeat: expect.any(Number), turns: tickets },
+    ]);
+  });
+
+  it('evicting a task (maxTasks) drops its message ids from the index', async () => {
+    const store = new MemoryStore({ maxTasks: 1 });
+    const done = taskFixture({ id: 'done', state: 'completed', history: [userMessage('first')] });
+    const messageId = done.history?.[0]?.messageId ?? '';
+    await createTask(store, done);
+    expect(await store.findMessage(messageId)).toEqual({ taskId: 'done', contextId: done.contextId });
+
+    await createTask(store, taskFixture({ id: 'next', state: 'working' }));
+    expect(await store.getTask('done')).toBeUndefined();
+    expect(await store.findMessage(messageId)).toBeUndefined();
+    const again = taskFixture({ id: 'again', history: [userMessage('reused', { messageId })] });
+    await createTask(store, again);
+    expect(await store.findMessage(messageId)).toEqual({ taskId: 'again', contextId: again.contextId });
+  });
+
+  it('a duplicate names the task that holds the id', async () => {
+    const store = new MemoryStore();
+    const task = taskFixture({ id: 'holder', contextId: 'ctx', history: [userMessage('hi', { messageId: 'msg-1' })] });
+    await createTask(store, task);
+    const error = await rejectionOf(
+      createTask(store, taskFixture({ history: [userMessage('hi', { messageId: 'msg-1' })] })),
+    );
+    expect(error).toBeInstanceOf(DuplicateMessageError);
+    expect(error).toMatchObject({
+      code: 'DUPLICATE_MESSAGE',
+      data: { messageId: 'msg-1', taskId: 'holder', contextId: 'ctx' },
+    });
+  });
+
+  it('rejects every coordination call after close() and with an aborted signal', async () => {
+    const store = new MemoryStore();
+    const ticket = await store.enqueueTurn(turnRequest());
+    const aborted = AbortSignal.abort(new Error('caller gave up'));
+    const calls = (ctx?: { signal: AbortSignal }) => [
+      store.heartbeat('worker', 1, ctx),
+      store.enqueueTurn(turnRequest(), ctx),
+      store.turnReadiness(ticket, ctx),
+      store.finishTurn(ticket, ctx),
+      store.claimExpiredWorkers(1, undefined, ctx),
+      store.removeWorker('worker', ctx),
+      store.listWorkerTurns('worker', ctx),
+      store.findMessage('msg', ctx),
+    ];
+    for (const call of calls({ signal: aborted })) await expect(call).rejects.toThrow('caller gave up');
+    expect(await store.listWorkerTurns(ticket.workerId)).toEqual([ticket]);
+
+    await store.close();
+    for (const call of calls()) await expect(call).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
   });
 });

@@ -9,13 +9,18 @@ import type {
   Clock,
   CommitRequest,
   ContextRecord,
+  EnqueueTurnRequest,
+  ExpiredWorker,
   ListTasksOptions,
+  MessageIndexEntry,
   PurgeResult,
   StoreCallContext,
   StoreCapabilities,
   StoredEvent,
   Task,
   TaskRecord,
+  TurnReadiness,
+  TurnTicket,
   Unsubscribe,
 } from '@fastify-a2a/core';
 import { type ConformanceTestBody, type StoreFactory, storeConformance } from '@fastify-a2a/core/testing';
@@ -25,8 +30,8 @@ import { MemoryStore } from '../src/index.js';
 class Delegating implements A2AStore {
   readonly inner: MemoryStore;
   readonly supports: StoreCapabilities;
-  constructor(clock: Clock) {
-    this.inner = new MemoryStore({ clock });
+  constructor(clock: Clock, inner: MemoryStore = new MemoryStore({ clock })) {
+    this.inner = inner;
     this.supports = this.inner.supports;
   }
   open(): Promise<void> {
@@ -64,6 +69,30 @@ class Delegating implements A2AStore {
   }
   purgeExpired(cutoff: number, ctx?: StoreCallContext): Promise<PurgeResult> {
     return this.inner.purgeExpired(cutoff, ctx);
+  }
+  heartbeat(workerId: string, leaseUntil: number, ctx?: StoreCallContext): Promise<void> {
+    return this.inner.heartbeat(workerId, leaseUntil, ctx);
+  }
+  enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<TurnTicket> {
+    return this.inner.enqueueTurn(request, ctx);
+  }
+  turnReadiness(ticket: TurnTicket, ctx?: StoreCallContext): Promise<TurnReadiness> {
+    return this.inner.turnReadiness(ticket, ctx);
+  }
+  finishTurn(ticket: TurnTicket, ctx?: StoreCallContext): Promise<void> {
+    return this.inner.finishTurn(ticket, ctx);
+  }
+  claimExpiredWorkers(now: number, exceptWorkerId?: string, ctx?: StoreCallContext): Promise<ExpiredWorker[]> {
+    return this.inner.claimExpiredWorkers(now, exceptWorkerId, ctx);
+  }
+  removeWorker(workerId: string, ctx?: StoreCallContext): Promise<void> {
+    return this.inner.removeWorker(workerId, ctx);
+  }
+  listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<TurnTicket[]> {
+    return this.inner.listWorkerTurns(workerId, ctx);
+  }
+  findMessage(messageId: string, ctx?: StoreCallContext): Promise<MessageIndexEntry | undefined> {
+    return this.inner.findMessage(messageId, ctx);
   }
 }
 
@@ -227,7 +256,138 @@ const bugs: Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string
         }
       })(clock),
   },
+  'grants every turn at once': {
+    caughtBy: 'turnQueue: the first ticket of a context is ready; the next waits for the one directly ahead of it',
+    store: (clock) =>
+      new (class extends Delegating {
+        override async turnReadiness(): Promise<TurnReadiness> {
+          return { ready: true };
+        }
+      })(clock),
+  },
+  'finishes the head of the context whatever the ticket': {
+    caughtBy: 'turnQueue: finishTurn of a missing ticket changes nothing',
+    store: (clock) =>
+      new (class extends Delegating {
+        override async finishTurn(ticket: TurnTicket): Promise<void> {
+          let head = ticket;
+          for (;;) {
+            const readiness = await super.turnReadiness(head);
+            if (readiness.ready) break;
+            head = readiness.ahead;
+          }
+          return super.finishTurn(head);
+        }
+      })(clock),
+  },
+  'claims a lease that ends exactly at now': {
+    caughtBy:
+      'leases: claimExpiredWorkers claims workers whose lease ended strictly before now, with their queued turns, once',
+    store: (clock) =>
+      new (class extends Delegating {
+        override claimExpiredWorkers(now: number, exceptWorkerId?: string): Promise<ExpiredWorker[]> {
+          return super.claimExpiredWorkers(now + 1, exceptWorkerId);
+        }
+      })(clock),
+  },
+  'claims without deleting the worker': {
+    caughtBy:
+      'leases: claimExpiredWorkers claims workers whose lease ended strictly before now, with their queued turns, once',
+    store: (clock) =>
+      new (class extends Delegating {
+        readonly #leases = new Map<string, number>();
+        override heartbeat(workerId: string, leaseUntil: number): Promise<void> {
+          this.#leases.set(workerId, leaseUntil);
+          return super.heartbeat(workerId, leaseUntil);
+        }
+        override async claimExpiredWorkers(now: number, exceptWorkerId?: string): Promise<ExpiredWorker[]> {
+          const claimed = await super.claimExpiredWorkers(now, exceptWorkerId);
+          for (const { workerId } of claimed) await super.heartbeat(workerId, this.#leases.get(workerId) ?? 0);
+          return claimed;
+        }
+      })(clock),
+  },
+  'claims in two steps (read, then delete), so concurrent reapers share a worker': {
+    caughtBy:
+      'leases: 10 concurrent claimers (on several instances where supported): each dead worker goes to exactly one',
+    store: (clock) =>
+      new (class extends Delegating {
+        readonly #leases = new Map<string, number>();
+        override heartbeat(workerId: string, leaseUntil: number): Promise<void> {
+          this.#leases.set(workerId, leaseUntil);
+          return super.heartbeat(workerId, leaseUntil);
+        }
+        override async claimExpiredWorkers(now: number, exceptWorkerId?: string): Promise<ExpiredWorker[]> {
+          const expired = [...this.#leases].filter(([id, until]) => until < now && id !== exceptWorkerId);
+          await new Promise((resolve) => setImmediate(resolve));
+          const claimed: ExpiredWorker[] = [];
+          for (const [workerId] of expired) {
+            await super.removeWorker(workerId);
+            this.#leases.delete(workerId);
+            claimed.push({ workerId, lastHeartbeat: clock(), turns: await super.listWorkerTurns(workerId) });
+          }
+          return claimed;
+        }
+      })(clock),
+  },
+  'indexes only the first message of a task': {
+    caughtBy: 'messageIndex: commit indexes the first user message of a task and every message event',
+    store: (clock) =>
+      new (class extends Delegating {
+        readonly #firsts = new Set<string>();
+        override async commit(request: CommitRequest): Promise<StoredEvent[]> {
+          const stored = await super.commit(request);
+          for (const event of request.events) {
+            if (event.kind === 'task' && event.history?.[0]) this.#firsts.add(event.history[0].messageId);
+          }
+          return stored;
+        }
+        override async findMessage(messageId: string): Promise<MessageIndexEntry | undefined> {
+          return this.#firsts.has(messageId) ? super.findMessage(messageId) : undefined;
+        }
+      })(clock),
+  },
+  'keeps the index entries of purged tasks': {
+    caughtBy:
+      'messageIndex: purgeExpired removes the purged tasks’ entries; their ids can be used again [requires supports.ttl]',
+    store: (clock) =>
+      new (class extends Delegating {
+        readonly #indexed = new Map<string, MessageIndexEntry>();
+        override async commit(request: CommitRequest): Promise<StoredEvent[]> {
+          const stored = await super.commit(request);
+          const at = { taskId: request.taskId, contextId: request.task.contextId };
+          for (const event of request.events) {
+            if (event.kind === 'message') this.#indexed.set(event.messageId, at);
+            if (event.kind === 'task' && event.history?.[0]) this.#indexed.set(event.history[0].messageId, at);
+          }
+          return stored;
+        }
+        override async findMessage(messageId: string): Promise<MessageIndexEntry | undefined> {
+          return (await super.findMessage(messageId)) ?? this.#indexed.get(messageId);
+        }
+      })(clock),
+  },
 };
+
+/**
+ * Instances on one location and namespace share a MemoryStore that outlives close(): what a
+ * durable, namespaced store looks like to the suite, so its multi-instance, persistence and
+ * isolation tests run here too.
+ */
+class SharedByLocation extends Delegating {
+  static readonly #storages = new Map<string, MemoryStore>();
+  override readonly supports: StoreCapabilities = { durable: true, crossProcess: false, ttl: true, namespaces: true };
+  constructor({ clock, location, namespace }: { clock: Clock; location: string; namespace?: string | undefined }) {
+    const key = `${location}/${namespace ?? ''}`;
+    let storage = SharedByLocation.#storages.get(key);
+    if (storage === undefined) {
+      storage = new MemoryStore({ clock });
+      SharedByLocation.#storages.set(key, storage);
+    }
+    super(clock, storage);
+  }
+  override async close(): Promise<void> {}
+}
 
 interface Outcome {
   passed: string[];
@@ -263,6 +423,12 @@ describe('the conformance suite', () => {
     expect(outcome.passed.length).toBeGreaterThan(40);
     expect(outcome.skipped.length).toBeGreaterThan(0);
     for (const name of outcome.skipped) expect(name).toMatch(/\[requires supports\.(durable|namespaces)\]$/);
+  });
+
+  it('runs and passes every test, none skipped, on a store shared by location and namespace', async () => {
+    const outcome = await runSuite((options) => new SharedByLocation(options));
+    expect(outcome.failed).toEqual([]);
+    expect(outcome.skipped).toEqual([]);
   });
 
   it('passes the wrapper the broken stores build on', async () => {
