@@ -38,7 +38,6 @@ export type {
   StoreTestBody,
   StoreTestContext,
 } from './harness.js';
-export { storesOnLocation } from './harness.js';
 export {
   activeTasks,
   concurrency,
