@@ -93,13 +93,15 @@ export const migrations: readonly Migration[] = [
       -- The poll loop: which subscribed tasks still have a turn queued.
       CREATE INDEX a2a_turns_by_task ON a2a_turns (namespace, task_id);
 
+      -- Plain rowid tables, like those of step 1: without statistics, SQLite's planner ignores the
+      -- secondary indexes of a WITHOUT ROWID table here (it scans the namespace's primary key range).
       CREATE TABLE a2a_workers (
         namespace      TEXT    NOT NULL,
         worker_id      TEXT    NOT NULL,
         lease_until    INTEGER NOT NULL,
         last_heartbeat INTEGER NOT NULL,
         PRIMARY KEY (namespace, worker_id)
-      ) WITHOUT ROWID;
+      );
       -- claimExpiredWorkers: leases that ended before now.
       CREATE INDEX a2a_workers_by_lease ON a2a_workers (namespace, lease_until);
 
@@ -109,7 +111,7 @@ export const migrations: readonly Migration[] = [
         task_id    TEXT NOT NULL,
         context_id TEXT NOT NULL,
         PRIMARY KEY (namespace, message_id)
-      ) WITHOUT ROWID;
+      );
       -- purgeExpired: the index rows of purged tasks.
       CREATE INDEX a2a_messages_by_task ON a2a_messages (namespace, task_id);
     `,

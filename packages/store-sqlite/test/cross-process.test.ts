@@ -4,7 +4,7 @@
  */
 
 import { join } from 'node:path';
-import type { CommitRequest, Task } from '@fastify-a2a/core';
+import type { CommitRequest, Message, Task, TurnTicket } from '@fastify-a2a/core';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SqliteStore } from '../src/index.js';
 import { makeTask, runChild, tempDir } from './helpers.js';
@@ -99,5 +99,113 @@ describe('across processes', () => {
     expect(record?.task.metadata).toEqual({ count: total - 1 });
     const seqs = (await store.readEvents('t1', 0)).map((event) => event.seq);
     expect(seqs).toEqual(Array.from({ length: total }, (_, index) => index + 1));
+  });
+});
+
+describe('coordination across processes', () => {
+  it('three processes enqueueing 10 turns each on one context at once get 30 distinct positions in a consistent order', async () => {
+    const env = { START_AT: String(Date.now() + 2000) };
+    const workers = ['w0', 'w1', 'w2'];
+    const results = await Promise.all(
+      workers.map((workerId) =>
+        runChild(['enqueue', filename, JSON.stringify({ contextId: 'ctx', workerId, count: 10 })], env),
+      ),
+    );
+    for (const result of results) {
+      expect(result.stderr).toBe('');
+      expect(result.output).toMatchObject({ ok: true });
+    }
+    const byWorker = results.map((result) => result.output?.positions ?? []);
+    // Each process's turns are in its own enqueue order: every process enqueued one after another.
+    for (const positions of byWorker) {
+      expect(positions).toHaveLength(10);
+      expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    }
+    const all = byWorker.flat().sort((a, b) => a - b);
+    expect(new Set(all).size).toBe(30);
+
+    // The queue, as this process sees it: the tickets listed per worker are the ones the children got.
+    const tickets = (await Promise.all(workers.map((workerId) => store.listWorkerTurns(workerId)))).flat();
+    expect(tickets.map((ticket) => ticket.position).sort((a, b) => a - b)).toEqual(all);
+    // Exactly one head; every other ticket waits for the one directly before it in position order.
+    const queue = [...tickets].sort((a, b) => a.position - b.position);
+    const readiness = await Promise.all(queue.map((ticket) => store.turnReadiness(ticket)));
+    expect(readiness).toEqual(queue.map((_, i) => (i === 0 ? { ready: true } : { ready: false, ahead: queue[i - 1] })));
+
+    const elapsed = results.map((result) => Math.round(result.output?.elapsedMs ?? 0));
+    const interleaved = queue.some((ticket, i) => i > 0 && ticket.workerId !== queue[i - 1]?.workerId);
+    console.info(`3×10 concurrent enqueues: ${elapsed.join(' / ')} ms per process; interleaved: ${interleaved}`);
+  });
+
+  it('three processes claiming expired workers at once: each dead worker (with its turns) goes to exactly one', async () => {
+    const now = Date.now();
+    const dead = Array.from({ length: 30 }, (_, i) => `dead-${i}`);
+    const turns = new Map<string, TurnTicket[]>();
+    for (const [i, workerId] of dead.entries()) {
+      await store.heartbeat(workerId, now - 1000 - i);
+      turns.set(workerId, [
+        await store.enqueueTurn({ contextId: `ctx-${i % 4}`, taskId: `t-${i}`, turnId: `turn-${i}-a`, workerId }),
+        await store.enqueueTurn({ contextId: `ctx-${i % 4}`, taskId: `t-${i}`, turnId: `turn-${i}-b`, workerId }),
+      ]);
+    }
+    await store.heartbeat('alive', now + 60_000);
+
+    const env = { START_AT: String(Date.now() + 2000) };
+    const results = await Promise.all([1, 2, 3].map(() => runChild(['claim', filename, JSON.stringify({ now })], env)));
+    for (const result of results) expect(result.stderr).toBe('');
+    const claimed = results.flatMap((result) => result.output?.claimed ?? []);
+    expect(claimed.map((worker) => worker.workerId).sort()).toEqual([...dead].sort());
+    for (const worker of claimed) expect(worker.turns).toEqual(turns.get(worker.workerId));
+    // Turns stay queued for the reaper to fail and finish; the leases are gone.
+    expect(await store.listWorkerTurns('dead-0')).toEqual(turns.get('dead-0'));
+    expect(await store.claimExpiredWorkers(now)).toEqual([]);
+    console.info(
+      `3 concurrent reapers got ${results.map((result) => result.output?.claimed?.length).join(' / ')} workers`,
+    );
+  });
+
+  it('four processes creating tasks with the same first message id at once: exactly one commit wins', async () => {
+    const message: Message = {
+      kind: 'message',
+      messageId: 'retried',
+      role: 'user',
+      parts: [{ kind: 'text', text: 'hi' }],
+    };
+    const env = { START_AT: String(Date.now() + 2000) };
+    const results = await Promise.all(
+      [1, 2, 3, 4].map((i) => {
+        const task: Task = { ...makeTask(`task-${i}`, `ctx-${i}`), history: [message] };
+        return runChild(
+          ['commit', filename, JSON.stringify({ taskId: task.id, expectedVersion: 0, task, events: [task] })],
+          env,
+        );
+      }),
+    );
+    for (const result of results) expect(result.stderr).toBe('');
+    const outputs = results.map((result) => result.output);
+    expect(outputs.filter((output) => output?.ok)).toEqual([{ ok: true, seqs: [1] }]);
+    expect(outputs.filter((output) => !output?.ok)).toEqual(Array(3).fill({ ok: false, code: 'DUPLICATE_MESSAGE' }));
+    const winner = outputs.findIndex((output) => output?.ok) + 1;
+    expect(await store.findMessage('retried')).toEqual({ taskId: `task-${winner}`, contextId: `ctx-${winner}` });
+    for (const i of [1, 2, 3, 4].filter((i) => i !== winner)) expect(await store.getTask(`task-${i}`)).toBeUndefined();
+  });
+
+  it("a child process finishing the turn ahead wakes this process's waiter through the poll loop", async () => {
+    const first = await store.enqueueTurn({ contextId: 'ctx', taskId: 't1', turnId: 'turn-1', workerId: 'child' });
+    const second = await store.enqueueTurn({ contextId: 'ctx', taskId: 't2', turnId: 'turn-2', workerId: 'parent' });
+    expect(await store.turnReadiness(second)).toEqual({ ready: false, ahead: first });
+    const seen: number[] = [];
+    let wokenAt = 0;
+    store.subscribe('t1', (seq) => {
+      seen.push(seq);
+      wokenAt = Date.now();
+    });
+
+    const child = await runChild(['finish', filename, JSON.stringify(first)]);
+    const exitedAt = Date.now();
+    expect(child.output).toEqual({ ok: true });
+    await vi.waitFor(() => expect(seen).toEqual([0]), { timeout: 2000, interval: 5 });
+    expect(await store.turnReadiness(second)).toEqual({ ready: true });
+    console.info(`waiter woken ${wokenAt - exitedAt} ms after the finishing child exited`);
   });
 });

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Task, TaskState } from '@fastify-a2a/core';
+import type { ExpiredWorker, Task, TaskState } from '@fastify-a2a/core';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const childScript = fileURLToPath(new URL('./fixtures/child.ts', import.meta.url));
@@ -14,11 +14,22 @@ export function tempDir(): { dir: string; remove: () => void } {
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
+export interface ChildOutput {
+  ok: boolean;
+  code?: string;
+  message?: string;
+  seqs?: number[];
+  conflicts?: number;
+  positions?: number[];
+  elapsedMs?: number;
+  claimed?: ExpiredWorker[];
+}
+
 export interface ChildResult {
   exitCode: number | null;
   stderr: string;
   /** The JSON line the child printed, if any. */
-  output: { ok: boolean; code?: string; message?: string; seqs?: number[]; conflicts?: number } | undefined;
+  output: ChildOutput | undefined;
 }
 
 /** Runs test/fixtures/child.ts in a real Node process (see that file for the commands). */
