@@ -542,25 +542,26 @@ export class PostgresStore implements A2AStore {
       `${taskId}:${version}`,
       messageIds,
     ];
-    let written: number | null;
-    try {
-      ({ rowCount: written } = await this.#query(
-        expectedVersion === 0 ? this.#sql.create : this.#sql.update,
-        values,
-        ctx,
-      ));
-    } catch (error) {
-      const { code, table } = error as { code?: string; table?: string };
-      if (code === '23505' && table === 'messages') {
-        // The row that refused ours was committed (a unique check waits for the other transaction),
-        // so we can read it. Should it be purged in between, the id is free again: try again.
-        const duplicate = await this.#duplicate(messageIds, ctx);
-        if (duplicate !== undefined) throw duplicate;
-        return this.commit(request, ctx);
+    let written: number | null = null;
+    for (let attempt = 1; written === null; attempt++) {
+      try {
+        const result = await this.#query(expectedVersion === 0 ? this.#sql.create : this.#sql.update, values, ctx);
+        written = result.rowCount ?? 0;
+      } catch (error) {
+        const { code, table } = error as { code?: string; table?: string };
+        if (code === '23505' && table === 'messages') {
+          // The row that refused ours was committed (a unique check waits for the other
+          // transaction), so we can read it. Should it be purged in between, the id is free again:
+          // try once more.
+          const duplicate = await this.#duplicate(messageIds, ctx);
+          if (duplicate !== undefined) throw duplicate;
+          if (attempt < 2) continue;
+          throw error;
+        }
+        // A unique violation on tasks means a concurrent create won (ON CONFLICT normally absorbs it).
+        if (code !== '23505' || table !== 'tasks') throw error;
+        written = 0;
       }
-      // A unique violation on tasks means a concurrent create won (ON CONFLICT normally absorbs it).
-      if (code !== '23505' || table !== 'tasks') throw error;
-      written = 0;
     }
     if (written === 0) {
       const { rows } = await this.#query<{ version: number }>(this.#sql.version, [this.namespace, taskId], ctx);

@@ -276,17 +276,27 @@ describe('message index across instances', () => {
 });
 
 describe('round trips', () => {
-  /** An instance on a pool whose query() calls are counted (the store sends every statement through it). */
-  async function counted(): Promise<{ store: PostgresStore; calls: () => number }> {
+  /**
+   * An instance on a pool whose query() calls are counted (the store sends every statement through
+   * it); `onError` runs when a statement fails, before the store sees the error.
+   */
+  async function counted(
+    onError: (error: unknown, store: PostgresStore) => Promise<void> = async () => {},
+  ): Promise<{ store: PostgresStore; calls: () => number }> {
     const pool = new pg.Pool({ connectionString: db.url, max: 2 });
     pools.push(pool);
     let calls = 0;
-    const query = pool.query.bind(pool) as (...args: unknown[]) => unknown;
-    (pool as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
-      calls += 1;
-      return query(...args);
-    };
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
     const store = new PostgresStore({ pool, schema: db.schema, namespace: freshNamespace(), listen: false });
+    (pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
+      calls += 1;
+      try {
+        return await query(...args);
+      } catch (error) {
+        await onError(error, store);
+        throw error;
+      }
+    };
     opened.push(store);
     await store.open();
     return { store, calls: () => calls };
@@ -309,5 +319,24 @@ describe('round trips', () => {
     expect(await cost(() => store.finishTurn(ticket))).toBe(1);
     expect(await cost(() => store.heartbeat('w', 0))).toBe(1);
     expect(await cost(() => store.claimExpiredWorkers(1))).toBe(1);
+  });
+
+  it('a duplicate whose index row is gone by the time the store reads it (purged): the commit is tried once more and succeeds', async () => {
+    let purged = false;
+    const { store, calls } = await counted(async (error, self) => {
+      if ((error as { code?: string }).code !== '23505' || purged) return;
+      purged = true;
+      await db.query(
+        `DELETE FROM ${escapeIdentifier(self.schema)}.messages WHERE namespace = $1 AND message_id = 'm-contested'`,
+        [self.namespace],
+      );
+    });
+    await createTask(store, taskFixture({ id: 'first', history: [userMessage('x', { messageId: 'm-contested' })] }));
+    const before = calls();
+    const second = taskFixture({ id: 'second', history: [userMessage('x', { messageId: 'm-contested' })] });
+    await createTask(store, second);
+    expect(calls() - before).toBe(3); // refused, the lookup finds nothing, written
+    expect(purged).toBe(true);
+    expect(await store.findMessage('m-contested')).toEqual({ taskId: 'second', contextId: second.contextId });
   });
 });
