@@ -75,13 +75,10 @@ afterEach(async () => {
 // If the test worker itself goes away without running the hooks, take the servers with it.
 process.once('exit', killAll);
 
-/**
- * This process's environment without the demo's own variables: Vitest sets BASE_URL=/ (Vite's
- * base path), which the demo would take for its public URL, and a developer's shell may set the others.
- */
+/** This process's environment without the demo's own variables, which a developer's shell may set. */
 function inherited(): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of ['BASE_URL', 'HOST', 'PORT', 'A2A_STORE', 'DEMO_AGENT', 'LOG_LEVEL']) delete env[name];
+  for (const name of ['A2A_BASE_URL', 'HOST', 'PORT', 'A2A_STORE', 'DEMO_AGENT', 'LOG_LEVEL']) delete env[name];
   return env;
 }
 

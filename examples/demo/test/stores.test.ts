@@ -118,9 +118,9 @@ describe.each(stores)('the demo on $name', (store) => {
   }
 });
 
-describe('BASE_URL', () => {
+describe('A2A_BASE_URL', () => {
   it('puts the public URL in the card (as docker-compose.yml does for the load balancer)', async () => {
-    const demo = await startDemo('memory:', { BASE_URL: 'http://localhost:8080' });
+    const demo = await startDemo('memory:', { A2A_BASE_URL: 'http://localhost:8080' });
     const card = (await (await fetch(demo.cardUrl)).json()) as { url: string };
     expect(card.url).toBe('http://localhost:8080/a2a');
   });
