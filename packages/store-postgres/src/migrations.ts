@@ -45,7 +45,9 @@ const TERMINAL_STATES = `('completed', 'canceled', 'failed', 'rejected')`;
  *   turn). Positions of one context have gaps; only their order means something.
  * - `workers`: one lease per live worker, renewed by heartbeat, deleted by whoever claims it.
  * - `messages`: user message id → task, written by commit in the same statement as the events.
- *   The primary key is what refuses a duplicate; rows go with their task (ON DELETE CASCADE).
+ *   The primary key is what refuses a duplicate. purgeExpired deletes a task's rows with the task.
+ *   No foreign key to `tasks`: adding one would lock `tasks` against writes for the whole step (the
+ *   backfill included), stalling workers of the previous release during a rolling deploy.
  */
 export const migrations: readonly Migration[] = [
   {
@@ -123,10 +125,9 @@ CREATE TABLE ${s}.messages (
   message_id text NOT NULL,
   task_id    text NOT NULL,
   context_id text NOT NULL,
-  PRIMARY KEY (namespace, message_id),
-  FOREIGN KEY (namespace, task_id) REFERENCES ${s}.tasks (namespace, task_id) ON DELETE CASCADE
+  PRIMARY KEY (namespace, message_id)
 );
--- The cascade from tasks (purgeExpired) finds a task's message ids through this index.
+-- purgeExpired deletes the purged tasks' ids through this index.
 CREATE INDEX messages_by_task ON ${s}.messages (namespace, task_id);
 
 -- Index the user messages already in the logs, so a retry of a message sent before the upgrade is

@@ -252,10 +252,18 @@ function statements(schema: string) {
     setContext: `
       INSERT INTO ${s}.contexts (namespace, context_id, state, updated_at) VALUES ($1, $2, $3::json, $4)
       ON CONFLICT (namespace, context_id) DO UPDATE SET state = EXCLUDED.state, updated_at = EXCLUDED.updated_at`,
-    // The state list matches the partial index `tasks_terminal`. Events go with their task (ON DELETE CASCADE).
+    // The state list matches the partial index `tasks_terminal`. Events go with their task (ON
+    // DELETE CASCADE); the message ids indexed for the tasks go in the same statement.
     purgeTasks: `
-      DELETE FROM ${s}.tasks
-      WHERE namespace = $1 AND state IN ('completed', 'canceled', 'failed', 'rejected') AND updated_at < $2`,
+      WITH purged AS (
+        DELETE FROM ${s}.tasks
+        WHERE namespace = $1 AND state IN ('completed', 'canceled', 'failed', 'rejected') AND updated_at < $2
+        RETURNING task_id
+      ),
+      unindexed AS (
+        DELETE FROM ${s}.messages WHERE namespace = $1 AND task_id IN (SELECT task_id FROM purged)
+      )
+      SELECT count(*)::int AS tasks FROM purged`,
     // A separate statement, run after purgeTasks: inside one statement it would still see the tasks
     // just deleted.
     purgeContexts: `
@@ -645,9 +653,9 @@ export class PostgresStore implements A2AStore {
   }
 
   async purgeExpired(cutoff: number, ctx?: StoreCallContext): Promise<PurgeResult> {
-    const tasks = await this.#query(this.#sql.purgeTasks, [this.namespace, cutoff], ctx);
+    const tasks = await this.#query<{ tasks: number }>(this.#sql.purgeTasks, [this.namespace, cutoff], ctx);
     const contexts = await this.#query(this.#sql.purgeContexts, [this.namespace, cutoff], ctx);
-    return { tasks: tasks.rowCount ?? 0, contexts: contexts.rowCount ?? 0 };
+    return { tasks: tasks.rows[0]?.tasks ?? 0, contexts: contexts.rowCount ?? 0 };
   }
 
   async heartbeat(workerId: string, leaseUntil: number, ctx?: StoreCallContext): Promise<void> {

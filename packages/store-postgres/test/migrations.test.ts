@@ -222,6 +222,24 @@ describe('migrations', () => {
     }
   });
 
+  it('while migration 2 runs, workers of release 1 keep committing (it locks nothing they write)', async () => {
+    const schema = await schemaAtVersion1();
+    await commitAsVersion1(schema, 'default', [taskFixture({ id: 'old', history: [userMessage('x')] })]);
+    const step = migrations.find((m) => m.version === 2);
+    const migrator = await pool.connect();
+    try {
+      await migrator.query('BEGIN');
+      await migrator.query(step?.sql(pg.escapeIdentifier(schema)) ?? '');
+      // The step has run, backfill included, and its transaction is still open.
+      const write = commitAsVersion1(schema, 'default', [taskFixture({ id: 'during', history: [userMessage('y')] })]);
+      const done = await Promise.race([write.then(() => true), new Promise((r) => setTimeout(() => r(false), 2_000))]);
+      expect(done, 'a release 1 commit waited for the migration').toBe(true);
+    } finally {
+      await migrator.query('ROLLBACK');
+      migrator.release();
+    }
+  });
+
   it('10 stores opening together on a version 1 schema apply migration 2 once', async () => {
     const schema = await schemaAtVersion1();
     await commitAsVersion1(schema, 'default', [
