@@ -180,7 +180,9 @@ export function multiWorkerScenarios(options: MultiWorkerOptions): void {
         w(2),
       );
       expect(done.status.state).toBe('completed');
-      const data = (done.artifacts?.[0]?.parts[0] as { data: Record<string, unknown> }).data;
+      const part = done.artifacts?.[0]?.parts[0];
+      expect(part?.kind).toBe('data');
+      const data = part?.kind === 'data' ? part.data : undefined;
       expect(data).toEqual({ answer: 'teal', askedBy: 'w1', answeredBy: 'w2', history: 3 });
     });
 
