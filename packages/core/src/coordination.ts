@@ -13,7 +13,10 @@ import type { StoreCallContext } from './store.js';
 /** A turn waiting for, or holding, its context. */
 export interface TurnTicket {
   contextId: string;
-  /** Position in the context's queue: increases with arrival, across all workers. */
+  /**
+   * Position in the context's queue: increases with arrival (commit order of enqueueTurn), across
+   * all workers; never reused, even after the queue emptied; a safe integer. Gaps are allowed.
+   */
   position: number;
   taskId: string;
   /** The messageId of the user message that started the turn. */
@@ -60,10 +63,18 @@ export interface CoordinationStore {
    */
   enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<TurnTicket>;
 
-  /** Whether the ticket is the head of its context's queue; if not, the ticket directly ahead. */
+  /**
+   * Whether the ticket is the head of its context's queue; if not, the ticket directly ahead.
+   * A ticket no longer queued is ready when nothing is ahead of its position.
+   */
   turnReadiness(ticket: TurnTicket, ctx?: StoreCallContext): Promise<TurnReadiness>;
 
-  /** Removes the ticket from its queue (turn done, or abandoned). Missing tickets are ignored. */
+  /**
+   * Removes the ticket from its queue (turn done, or abandoned). Missing tickets are ignored.
+   * When a ticket was removed, subscribers of `ticket.taskId` are notified with seq 0 (in other
+   * processes too where the store can: Postgres NOTIFY), so the turn waiting behind it looks at
+   * the queue again at once; stream followers ignore a seq they already have.
+   */
   finishTurn(ticket: TurnTicket, ctx?: StoreCallContext): Promise<void>;
 
   /**
@@ -82,8 +93,10 @@ export interface CoordinationStore {
 
   /**
    * The task a user message with this id was committed to: every `message` event, and the first
-   * history message of every `task` event, is indexed by the store at commit, in the same
-   * transaction. `undefined` when unknown (or purged with its task).
+   * history message of every `task` event when its role is `user`, is indexed by the store at
+   * commit, in the same transaction; the index is per namespace. `undefined` when unknown (or
+   * purged with its task). A commit whose own events repeat an id is refused too; when a commit
+   * is both at a stale version and carries a known id, either error may be raised.
    */
   findMessage(messageId: string, ctx?: StoreCallContext): Promise<MessageIndexEntry | undefined>;
 }

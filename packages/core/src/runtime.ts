@@ -619,14 +619,19 @@ export class A2ARuntime {
       if (turn.settled || signal.aborted) return;
       const readiness = await this.store.turnReadiness(turn.ticket);
       if (readiness.ready) return;
-      // The turn ahead ends with a write to its task (and a queue notification): wake on it.
+      // The turn ahead ends with a write to its task and a queue notification: wake on it. Subscribe
+      // first, then look again, so a finish landing between the two reads is not missed.
       const wake = new AbortController();
       const unsubscribe = this.store.subscribe(readiness.ahead.taskId, () => wake.abort());
       const onAbort = (): void => wake.abort();
       signal.addEventListener('abort', onAbort, { once: true });
-      await delay(pollMs, wake.signal);
-      signal.removeEventListener('abort', onAbort);
-      unsubscribe();
+      try {
+        if ((await this.store.turnReadiness(turn.ticket)).ready) return;
+        await delay(pollMs, wake.signal);
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+        unsubscribe();
+      }
     }
   }
 
