@@ -114,6 +114,22 @@ export const migrations: readonly Migration[] = [
       );
       -- purgeExpired: the index rows of purged tasks.
       CREATE INDEX a2a_messages_by_task ON a2a_messages (namespace, task_id);
+
+      -- Index the user messages already in the logs, so a retry of a message sent before the
+      -- upgrade is recognised too: the first history message of each task event when the user sent
+      -- it, and every message event. Event rowids follow commit order, so the first commit of an id
+      -- wins, as it would have at commit time.
+      INSERT OR IGNORE INTO a2a_messages (namespace, message_id, task_id, context_id)
+      SELECT namespace, message_id, task_id, context_id FROM (
+        SELECT e.rowid AS event_order, e.namespace, e.task_id, t.context_id,
+          CASE e.event_json ->> '$.kind'
+            WHEN 'message' THEN e.event_json ->> '$.messageId'
+            WHEN 'task' THEN iif(e.event_json ->> '$.history[0].role' = 'user', e.event_json ->> '$.history[0].messageId', NULL)
+          END AS message_id
+        FROM a2a_events e JOIN a2a_tasks t ON t.namespace = e.namespace AND t.task_id = e.task_id
+      )
+      WHERE message_id IS NOT NULL
+      ORDER BY event_order;
     `,
   },
 ];

@@ -115,25 +115,48 @@ describe('schema (migration 2)', () => {
     );
   });
 
-  it('upgrades a version-1 file on open, keeping its tasks (their messages are not indexed retroactively)', async () => {
+  it('upgrades a version-1 file on open, keeping its tasks and indexing the user messages already logged', async () => {
     const db = new Database(filename);
     migrate(db, Date.now, migrations.slice(0, 1));
-    const old = taskWith('old', 'ctx', 'old-message');
-    db.prepare(
+    const insertTask = db.prepare<[string, string, string, number, string]>(
       `INSERT INTO a2a_tasks (namespace, task_id, context_id, state, version, task_json, created_at, updated_at)
-       VALUES ('default', 'old', 'ctx', 'submitted', 1, ?, 1, 1)`,
-    ).run(JSON.stringify(old));
-    db.prepare(
-      `INSERT INTO a2a_events (namespace, task_id, seq, event_json, created_at) VALUES ('default', 'old', 1, ?, 1)`,
-    ).run(JSON.stringify(old));
+       VALUES (?, ?, ?, 'submitted', ?, ?, 1, 1)`,
+    );
+    const insertEvent = db.prepare<[string, string, number, string]>(
+      'INSERT INTO a2a_events (namespace, task_id, seq, event_json, created_at) VALUES (?, ?, ?, ?, 1)',
+    );
+    const log = (namespace: string, task: Task, ...more: unknown[]) => {
+      insertTask.run(namespace, task.id, task.contextId, 1 + more.length, JSON.stringify(task));
+      for (const [i, event] of [task, ...more].entries()) {
+        insertEvent.run(namespace, task.id, i + 1, JSON.stringify(event));
+      }
+    };
+    const old = taskWith('old', 'ctx', 'first-message');
+    log('default', old, userMessage('follow-up'), {
+      kind: 'status-update',
+      taskId: 'old',
+      contextId: 'ctx',
+      status: { state: 'working', message: { ...userMessage('in-a-status'), role: 'agent' } },
+      final: false,
+    });
+    // Logged later with a message id already used (the index did not exist yet): the first one wins.
+    log('default', taskWith('later', 'ctx-2', 'follow-up'));
+    log('default', { ...makeTask('agent-first', 'ctx-3'), history: [{ ...userMessage('agent-said'), role: 'agent' }] });
+    log('other', taskWith('elsewhere', 'ctx-4', 'first-message'));
     db.close();
 
     const store = await openStore();
     expect((await store.getTask('old'))?.task).toEqual(old);
-    expect(await store.findMessage('old-message')).toBeUndefined();
-    // New commits are indexed from now on.
-    await create(store, taskWith('new', 'ctx', 'new-message'));
-    expect(await store.findMessage('new-message')).toEqual({ taskId: 'new', contextId: 'ctx' });
+    expect(await store.findMessage('first-message')).toEqual({ taskId: 'old', contextId: 'ctx' });
+    expect(await store.findMessage('follow-up')).toEqual({ taskId: 'old', contextId: 'ctx' });
+    expect(await store.findMessage('in-a-status')).toBeUndefined();
+    expect(await store.findMessage('agent-said')).toBeUndefined();
+    const other = await openStore({ namespace: 'other' });
+    expect(await other.findMessage('first-message')).toEqual({ taskId: 'elsewhere', contextId: 'ctx-4' });
+    // A retry of a message sent before the upgrade is recognised.
+    await expect(create(store, taskWith('retry', 'ctx', 'first-message'))).rejects.toBeInstanceOf(
+      DuplicateMessageError,
+    );
   });
 
   it('positions come from one counter: they grow across contexts and survive deleting every turn', async () => {
