@@ -6,7 +6,7 @@ import { A2AError } from '@fastify-a2a/core';
 import { SchemaTooNewError } from './migrations.js';
 
 /** better-sqlite3's `SqliteError` carries SQLite's extended result code as a string. */
-function sqliteCode(error: unknown): string | undefined {
+export function sqliteCode(error: unknown): string | undefined {
   if (typeof error !== 'object' || error === null) return undefined;
   const code = (error as { code?: unknown }).code;
   return typeof code === 'string' && code.startsWith('SQLITE_') ? code : undefined;

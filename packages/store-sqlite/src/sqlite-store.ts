@@ -35,7 +35,7 @@ import {
   VersionConflictError,
 } from '@fastify-a2a/core';
 import Database from 'better-sqlite3';
-import { notOpen, openError, storeError } from './errors.js';
+import { notOpen, openError, sqliteCode, storeError } from './errors.js';
 import { migrate } from './migrations.js';
 
 export interface SqliteStoreOptions {
@@ -357,6 +357,26 @@ const toTaskRecord = (row: TaskRow): TaskRecord => ({
   updatedAt: row.updated_at,
 });
 
+/**
+ * `PRAGMA journal_mode = WAL`, retried on SQLITE_BUSY for up to `timeoutMs`. Switching a file that
+ * is not in WAL mode yet rewrites its header: SQLite upgrades its read lock to a write lock for
+ * that and, unlike for a plain write, does not call the busy handler when another connection holds
+ * the write lock. So several processes opening a new file at once (one migrating while another
+ * switches) would fail at once without this loop. Once the file is in WAL mode the pragma needs no
+ * write and never waits.
+ */
+async function enableWal(db: Database.Database, timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (let delay = 2; ; delay = Math.min(delay * 2, 50)) {
+    try {
+      return String(db.pragma('journal_mode = WAL', { simple: true }));
+    } catch (error) {
+      if (sqliteCode(error) !== 'SQLITE_BUSY' || Date.now() + delay > deadline) throw error;
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+}
+
 function positiveNumber(value: unknown, name: string, fallback: number, allowZero: boolean): number {
   if (value === undefined) return fallback;
   if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || (!allowZero && value === 0)) {
@@ -466,8 +486,8 @@ export class SqliteStore implements A2AStore {
         // WAL lets readers (and the subscription poll) run while another process writes. With WAL,
         // synchronous=NORMAL cannot corrupt the file; a power loss (not a process crash) may lose
         // the last commits, a fair trade for not fsyncing on every commit.
-        const mode = db.pragma('journal_mode = WAL', { simple: true });
-        if (String(mode).toLowerCase() === 'wal') db.pragma('synchronous = NORMAL');
+        const mode = await enableWal(db, this.#busyTimeoutMs);
+        if (mode.toLowerCase() === 'wal') db.pragma('synchronous = NORMAL');
       }
       migrate(db, this.#clock);
       this.#statements = prepare(db);

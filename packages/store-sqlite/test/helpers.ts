@@ -18,6 +18,7 @@ export interface ChildOutput {
   ok: boolean;
   code?: string;
   message?: string;
+  data?: unknown;
   seqs?: number[];
   conflicts?: number;
   positions?: number[];

@@ -123,6 +123,44 @@ describe('open and connection settings', () => {
     other.close();
   });
 
+  it('waits (up to busyTimeoutMs) for another connection holding the write lock while switching a new file to WAL', async () => {
+    // SQLite does not call the busy handler when the switch upgrades its read lock to a write
+    // lock, so without retries open() failed at once: two processes opening a new file together.
+    const filename = join(dir, 'a2a.db');
+    const holder = new Database(filename);
+    holder.exec('CREATE TABLE unrelated (x INTEGER)');
+    holder.exec('BEGIN IMMEDIATE');
+    const release = setTimeout(() => holder.exec('COMMIT'), 300);
+    const started = Date.now();
+    try {
+      await openStore({ filename, busyTimeoutMs: 5000 });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+      const fresh = new Database(filename, { readonly: true });
+      expect(fresh.pragma('journal_mode', { simple: true })).toBe('wal');
+      fresh.close();
+    } finally {
+      clearTimeout(release);
+      holder.close();
+    }
+  });
+
+  it('gives up switching to WAL after busyTimeoutMs with STORE_UNAVAILABLE saying the file is locked', async () => {
+    const filename = join(dir, 'a2a.db');
+    const holder = new Database(filename);
+    holder.exec('CREATE TABLE unrelated (x INTEGER)');
+    holder.exec('BEGIN IMMEDIATE');
+    const started = Date.now();
+    try {
+      await expect(new SqliteStore({ filename, busyTimeoutMs: 200 }).open()).rejects.toMatchObject({
+        code: 'STORE_UNAVAILABLE',
+        message: expect.stringMatching(/is locked/),
+      });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(150);
+    } finally {
+      holder.close();
+    }
+  });
+
   it('never turns WAL on for :memory:', async () => {
     const database = new Database(':memory:');
     await openStore({ database });
