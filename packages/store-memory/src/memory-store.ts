@@ -83,6 +83,8 @@ export class MemoryStore implements A2AStore {
 
   readonly #clock: Clock;
   readonly #maxTasks: number;
+  /** Ids of terminal tasks, least recently updated first: the eviction candidates. */
+  readonly #terminal = new Set<string>();
   readonly #onListenerError: (error: unknown, taskId: string) => void;
   /** Ordered least recently updated first: a commit moves its task to the end. */
   readonly #tasks = new Map<string, Entry>();
@@ -183,9 +185,11 @@ export class MemoryStore implements A2AStore {
       this.#messages.set(messageId, { taskId, contextId: task.contextId });
       entry.messageIds.push(messageId);
     }
-    // Re-insert so the map stays ordered by last update, which eviction walks.
+    // Re-insert so the maps stay ordered by last update; eviction walks the terminal ones only.
     this.#tasks.delete(taskId);
     this.#tasks.set(taskId, entry);
+    this.#terminal.delete(taskId);
+    if (isTerminalState(task.status.state)) this.#terminal.add(taskId);
 
     this.#evict(taskId);
     this.#notify(taskId, version);
@@ -346,18 +350,23 @@ export class MemoryStore implements A2AStore {
     return turns.sort((a, b) => a.position - b.position);
   }
 
-  /** Evicts least recently updated terminal tasks beyond maxTasks, never `justWritten`. */
+  /**
+   * Evicts least recently updated terminal tasks beyond maxTasks, never `justWritten`. Walks only
+   * the terminal tasks, so a store full of running tasks costs nothing per commit.
+   */
   #evict(justWritten: string): void {
     if (this.#tasks.size <= this.#maxTasks) return;
-    for (const [taskId, entry] of this.#tasks) {
+    for (const taskId of this.#terminal) {
       if (this.#tasks.size <= this.#maxTasks) return;
-      if (taskId !== justWritten && isTerminalState(entry.record.task.status.state)) this.#deleteTask(taskId, entry);
+      const entry = this.#tasks.get(taskId);
+      if (taskId !== justWritten && entry !== undefined) this.#deleteTask(taskId, entry);
     }
   }
 
   /** Deletes the task with its events and its message index entries. */
   #deleteTask(taskId: string, entry: Entry): void {
     this.#tasks.delete(taskId);
+    this.#terminal.delete(taskId);
     for (const messageId of entry.messageIds) this.#messages.delete(messageId);
   }
 
