@@ -24,6 +24,13 @@ export interface ArtifactInput {
   metadata?: Metadata;
 }
 
+/**
+ * The update methods check each update against the task at once (an invalid transition rejects)
+ * and write updates to the store in order. Non-final updates (`working`, `artifact`, non-final
+ * `status`) resolve as soon as they are checked and queued, so a burst of them goes to the store
+ * in one commit; final states (`complete`, `fail`, `reject`, `requireInput`, `requireAuth`,
+ * `reply`) resolve once they are in the store. After a cancel, updates are dropped silently.
+ */
 export interface TurnContext {
   /** The user message that started this turn (with taskId and contextId filled in). */
   readonly message: Message;

@@ -165,8 +165,13 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
 
 type AbortCause = 'canceled' | 'timeout' | 'shutdown';
 
+/** Above this many queued, uncommitted events an agent's updates wait for the store (backpressure). */
+const MAX_BACKLOG = 256;
+
 class Turn {
   readonly writer: TaskWriter;
+  /** The task with every queued update applied: what the agent's next update is checked against. */
+  projected: Task;
   readonly controller = new AbortController();
   readonly outcome = deferred<TurnOutcome>();
   /** Resolves when the executor has returned and the turn's writes are done. */
@@ -174,10 +179,14 @@ class Turn {
   abortCause: AbortCause | undefined;
   settled = false;
   reply: Message | undefined;
+  /** The first store failure while writing the agent's updates; the turn fails with it. */
   emitError: unknown;
-  chain: Promise<void> = Promise.resolve();
   unsubscribe: (() => void) | undefined;
   lastArtifactId: string | undefined;
+  #queue: TaskEvent[] = [];
+  #waiters: { resolve: (written: boolean) => void; reject: (error: unknown) => void }[] = [];
+  #pumping: Promise<void> | undefined;
+  #inFlight = 0;
 
   constructor(
     readonly id: string,
@@ -187,26 +196,65 @@ class Turn {
     readonly ticket: TurnTicket,
   ) {
     this.writer = writer;
+    this.projected = writer.task;
   }
 
   get taskId(): string {
     return this.writer.task.id;
   }
 
+  /** Updates queued or being written. */
+  get backlog(): number {
+    return this.#queue.length + this.#inFlight;
+  }
+
   /**
-   * Runs `write` after every write queued before it. All writes of a turn go through here so they
-   * keep the agent's order even when it does not await them, and so the cancellation watcher can
-   * wait for the turn's own writes before it reads the task.
+   * Checks the events `build` makes against the projected task (an invalid transition throws here,
+   * to the agent) and queues them. Updates that queue up while a write is in flight go to the
+   * store together in the next commit: one round trip for a burst of artifact chunks. Resolves
+   * with true once written, false if dropped because the task became terminal meanwhile (a cancel
+   * from any worker); undefined when there was nothing to write (the task is already terminal).
    */
-  enqueue(write: () => Promise<void>): Promise<void> {
-    const result = this.chain.then(write);
-    this.chain = result.then(
-      () => undefined,
-      (error) => {
+  stage(build: (projected: Task) => TaskEvent[] | undefined): Promise<boolean> | undefined {
+    if (isTerminalState(this.projected.status.state)) return undefined;
+    const events = build(this.projected);
+    if (events === undefined || events.length === 0) return undefined;
+    this.projected = applyEvents(this.projected, events);
+    const written = new Promise<boolean>((resolve, reject) => this.#waiters.push({ resolve, reject }));
+    this.#queue.push(...events);
+    this.#pumping ??= this.#pump();
+    return written;
+  }
+
+  async #pump(): Promise<void> {
+    while (this.#queue.length > 0) {
+      // Let the agent run on to its next real wait first: what it queues meanwhile joins this
+      // commit, even when the store answers within microtasks (memory, SQLite).
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      const events = this.#queue;
+      const waiters = this.#waiters;
+      this.#queue = [];
+      this.#waiters = [];
+      this.#inFlight = events.length;
+      try {
+        // Dropped when the task turned terminal (canceled elsewhere): §6.3, terminal is final.
+        const written = await this.writer.commit((task) => (isTerminalState(task.status.state) ? undefined : events));
+        for (const waiter of waiters) waiter.resolve(written);
+      } catch (error) {
         this.emitError ??= error;
-      },
-    );
-    return result;
+        for (const waiter of waiters) waiter.reject(error);
+      } finally {
+        this.#inFlight = 0;
+      }
+      // Re-base what the agent is checked against on what the store now holds, once nothing is queued.
+      if (this.#queue.length === 0) this.projected = this.writer.task;
+    }
+    this.#pumping = undefined;
+  }
+
+  /** Resolves when every update queued so far is written (or failed). */
+  async flush(): Promise<void> {
+    while (this.#pumping) await this.#pumping;
   }
 
   settle(): void {
@@ -652,7 +700,7 @@ export class A2ARuntime {
       try {
         do {
           pending = false;
-          await turn.chain;
+          await turn.flush();
           // Most notifications are of the turn's own writes: nothing to read for those.
           if (notified <= turn.writer.version) continue;
           const record = await this.store.getTask(turn.taskId);
@@ -681,11 +729,8 @@ export class A2ARuntime {
     await turn.writer.reload();
     const previousState = turn.writer.task.status.state;
     if (isTerminalState(previousState)) return;
-    await turn.enqueue(async () => {
-      await turn.writer.commit((task) =>
-        isTerminalState(task.status.state) ? undefined : [this.#statusEvent(task, 'working')],
-      );
-    });
+    turn.projected = turn.writer.task;
+    await turn.stage((task) => [this.#statusEvent(task, 'working')]);
     const contextRecord = await this.store.getContext(turn.writer.task.contextId);
     const context = this.#turnContext(turn, previousState, contextRecord?.state);
 
@@ -704,7 +749,7 @@ export class A2ARuntime {
       } catch (error) {
         thrown = error;
       }
-      await turn.chain;
+      await turn.flush();
       return 'returned' as const;
     })();
     const how = await Promise.race([execution, timedOut]);
@@ -742,13 +787,11 @@ export class A2ARuntime {
    * otherwise records a turn end when the task is left non-final. Then settles the turn.
    */
   async #finishTurn(turn: Turn, failure: string | undefined): Promise<void> {
-    await turn.enqueue(async () => {
-      await turn.writer.commit((task) => {
-        if (isTerminalState(task.status.state)) return undefined;
-        if (failure !== undefined) return [this.#statusEvent(task, 'failed', failure)];
-        if (isFinalState(task.status.state)) return undefined;
-        return [{ kind: 'turn-end', taskId: task.id, contextId: task.contextId, turnId: turn.id }];
-      });
+    await turn.flush();
+    await turn.stage((task) => {
+      if (failure !== undefined) return [this.#statusEvent(task, 'failed', failure)];
+      if (isFinalState(task.status.state)) return undefined;
+      return [{ kind: 'turn-end', taskId: task.id, contextId: task.contextId, turnId: turn.id }];
     });
     turn.settle();
   }
@@ -756,16 +799,32 @@ export class A2ARuntime {
   #turnContext(turn: Turn, previousState: TaskState, contextState: unknown): TurnContext {
     const { task } = turn.writer;
     const ids = () => ({ taskId: task.id, contextId: task.contextId, messageId: this.#id() });
-    const emit = (build: (current: Task) => TaskEvent[] | undefined, after?: () => void): Promise<void> =>
-      turn.enqueue(async () => {
-        const written = await turn.writer.commit((current) => {
-          // Canceled (or finished) already: the agent's late updates are dropped, by §6.3.
-          if (isTerminalState(current.status.state)) return undefined;
-          return build(current);
-        });
-        if (written) after?.();
-        else this.#log.debug({ taskId: task.id }, 'a2a: dropped an update for a terminal task');
+    /**
+     * Queues an update. A final state (and a reply) resolves once it is in the store; other updates
+     * resolve as soon as they are checked and queued, so a burst of them is written in one commit,
+     * unless too many are waiting for the store. An invalid transition rejects at once.
+     */
+    const emit = (
+      build: (current: Task) => TaskEvent[] | undefined,
+      options: { durable?: boolean; after?: () => void } = {},
+    ): Promise<void> => {
+      let staged: Promise<boolean> | undefined;
+      try {
+        staged = turn.stage(build);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (staged === undefined) {
+        // Canceled (or finished) already: the agent's late updates are dropped, by §6.3.
+        this.#log.debug({ taskId: task.id }, 'a2a: dropped an update for a terminal task');
+        return Promise.resolve();
+      }
+      const written = staged.then((ok) => {
+        if (ok) options.after?.();
       });
+      written.catch(() => undefined); // recorded in turn.emitError; the turn fails with it
+      return options.durable || turn.backlog > MAX_BACKLOG ? written : Promise.resolve();
+    };
     const status = (state: TaskState, message?: MessageInput, metadata?: Metadata): Promise<void> =>
       emit(
         (current) => [
@@ -776,9 +835,7 @@ export class A2ARuntime {
             metadata,
           ),
         ],
-        () => {
-          if (isFinalState(state)) turn.settle();
-        },
+        isFinalState(state) ? { durable: true, after: () => turn.settle() } : {},
       );
     return {
       message: turn.message,
@@ -800,13 +857,13 @@ export class A2ARuntime {
       requireAuth: (message, metadata) => status('auth-required', message, metadata),
       reply: (message) => {
         const reply = toAgentMessage(message, ids());
-        return emit(
-          (current) => [this.#statusEvent(current, 'completed', reply)],
-          () => {
+        return emit((current) => [this.#statusEvent(current, 'completed', reply)], {
+          durable: true,
+          after: () => {
             turn.reply = reply;
             turn.settle();
           },
-        );
+        });
       },
       artifact: async (chunk) => {
         const artifactId = chunk.artifactId ?? (chunk.append ? turn.lastArtifactId : undefined) ?? this.#id();

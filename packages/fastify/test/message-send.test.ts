@@ -1,4 +1,5 @@
 import type { Message, Task } from '@fastify-a2a/core';
+import { MemoryStore } from '@fastify-a2a/store-memory';
 import { afterEach, describe, expect, it } from 'vitest';
 import { echoAgent } from '../../../examples/demo/src/agents.js';
 import { buildApp, type TestApp, textParts, userMessage, waitFor } from './helpers.js';
@@ -200,6 +201,34 @@ describe('message/send', () => {
     const after = result(await t.call<Task>('tasks/get', { id: task.id }));
     expect(after.status.state).toBe('canceled');
     expect(after.artifacts ?? []).toEqual([]);
+  });
+});
+
+describe('writes', () => {
+  it('writes a burst of agent updates in few commits, every event once and in order', async () => {
+    const store = new MemoryStore();
+    let commits = 0;
+    const commit = store.commit.bind(store);
+    store.commit = (request) => {
+      commits++;
+      return commit(request);
+    };
+    t = await buildApp(
+      async (turn) => {
+        for (let i = 0; i < 40; i++) await turn.artifact({ artifactId: 'a', text: String(i), append: i > 0 });
+        await turn.complete();
+      },
+      { store },
+    );
+    commits = 0;
+    const task = result(await t.call<Task>('message/send', { message: userMessage('burst') }));
+    expect(task.status.state).toBe('completed');
+    expect(textParts(task.artifacts?.[0]?.parts)).toBe(Array.from({ length: 40 }, (_, i) => String(i)).join(''));
+    const events = await t.store.readEvents(task.id, 0);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    // task + working + 40 chunks + completed = 43 events, in far fewer commits than events
+    expect(events).toHaveLength(43);
+    expect(commits).toBeLessThan(10);
   });
 });
 
