@@ -529,6 +529,9 @@ export class SqliteStore implements A2AStore {
       if (events.length === 0) {
         throw new A2AError('INTERNAL', `commit() for task "${taskId}" needs at least one event.`);
       }
+      if (task.id !== taskId) {
+        throw new A2AError('INTERNAL', `commit() for task "${taskId}" got the snapshot of task "${task.id}".`);
+      }
       // Serialise before taking the write lock, to hold it as briefly as possible.
       const eventJsons = events.map((event) => JSON.stringify(event));
       const now = this.#clock();

@@ -312,6 +312,16 @@ describe('commits', () => {
     expect(await store.getTask('t1')).toBeUndefined();
   });
 
+  it('rejects a snapshot of another task with INTERNAL, without writing', async () => {
+    const store = await openStore({ filename: join(dir, 'a2a.db') });
+    const other = makeTask('t2', 'c1');
+    await expect(
+      store.commit({ taskId: 't1', expectedVersion: 0, task: other, events: [other] }),
+    ).rejects.toMatchObject({ code: 'INTERNAL', message: expect.stringMatching(/"t1".*"t2"/) });
+    expect(await store.getTask('t1')).toBeUndefined();
+    expect(await store.getTask('t2')).toBeUndefined();
+  });
+
   it('a conflict between two store instances on one file (like two processes) loses nothing', async () => {
     const filename = join(dir, 'a2a.db');
     const a = await openStore({ filename });
