@@ -183,6 +183,8 @@ class Turn {
   emitError: unknown;
   unsubscribe: (() => void) | undefined;
   lastArtifactId: string | undefined;
+  /** The turn waited behind another turn of its context before it ran. */
+  waited = false;
   #queue: TaskEvent[] = [];
   #waiters: { resolve: (written: boolean) => void; reject: (error: unknown) => void }[] = [];
   #pumping: Promise<void> | undefined;
@@ -565,9 +567,8 @@ export class A2ARuntime {
     if (this.#closing)
       throw new A2AError('INTERNAL', 'This worker is shutting down; retry the request (another worker will take it).');
     const incoming = params.message;
-    const known = await this.store.findMessage(incoming.messageId);
-    if (known !== undefined) return this.#duplicate(incoming, known);
-
+    // A retried message is recognised by the store's message index when its commit is refused
+    // (DuplicateMessageError below), so the usual path costs no extra read.
     let taskId: string;
     let contextId: string;
     let writer: TaskWriter;
@@ -576,6 +577,11 @@ export class A2ARuntime {
     if (incoming.taskId !== undefined) {
       const record = await this.store.getTask(incoming.taskId);
       if (record === undefined) throw taskNotFound(incoming.taskId);
+      if (isTerminalState(record.task.status.state)) {
+        // A retry of the message that finished the task gets the task, not "terminal" (-32602).
+        const known = await this.store.findMessage(incoming.messageId);
+        if (known !== undefined) return this.#duplicate(incoming, known);
+      }
       taskId = incoming.taskId;
       contextId = record.task.contextId;
       if (incoming.contextId !== undefined && incoming.contextId !== contextId) {
@@ -667,6 +673,7 @@ export class A2ARuntime {
       if (turn.settled || signal.aborted) return;
       const readiness = await this.store.turnReadiness(turn.ticket);
       if (readiness.ready) return;
+      turn.waited = true;
       // The turn ahead ends with a write to its task and a queue notification: wake on it. Subscribe
       // first, then look again, so a finish landing between the two reads is not missed.
       const wake = new AbortController();
@@ -726,11 +733,17 @@ export class A2ARuntime {
 
   async #runTurn(turn: Turn): Promise<void> {
     if (turn.settled) return; // canceled while it waited for its context
-    await turn.writer.reload();
+    // A task that turns of others may have changed while this one waited is read again; a new
+    // task that started at once is as this worker wrote it (a cancel meanwhile still shows up as
+    // a version conflict on the first write, and the watcher aborts the turn).
+    if (turn.waited || !turn.isNewTask) {
+      await turn.writer.reload();
+      turn.projected = turn.writer.task;
+    }
     const previousState = turn.writer.task.status.state;
     if (isTerminalState(previousState)) return;
-    turn.projected = turn.writer.task;
-    await turn.stage((task) => [this.#statusEvent(task, 'working')]);
+    // Not awaited: `working` goes to the store together with the agent's first updates.
+    void turn.stage((task) => [this.#statusEvent(task, 'working')])?.catch(() => undefined);
     const contextRecord = await this.store.getContext(turn.writer.task.contextId);
     const context = this.#turnContext(turn, previousState, contextRecord?.state);
 
@@ -839,7 +852,7 @@ export class A2ARuntime {
       );
     return {
       message: turn.message,
-      task: structuredClone(task),
+      task: structuredClone(turn.projected),
       taskId: task.id,
       contextId: task.contextId,
       isNewTask: turn.isNewTask,

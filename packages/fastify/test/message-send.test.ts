@@ -204,6 +204,42 @@ describe('message/send', () => {
   });
 });
 
+describe('retried messages', () => {
+  it('a message/send retried with the same messageId returns the original task and starts no second turn', async () => {
+    let turns = 0;
+    t = await buildApp(async (turn) => {
+      turns++;
+      await turn.complete(`done ${turns}`);
+    });
+    const message = userMessage('once');
+    const first = result(await t.call<Task>('message/send', { message }));
+    const again = result(await t.call<Task>('message/send', { message }));
+    expect(again.id).toBe(first.id);
+    expect(textParts(again.status.message?.parts)).toBe('done 1');
+    expect(turns).toBe(1);
+  });
+
+  it('a retried follow-up that completed its task returns the task instead of a terminal-state error', async () => {
+    t = await buildApp(echoAgent);
+    const asked = result(await t.call<Task>('message/send', { message: userMessage('ask:name?') }));
+    const answer = userMessage('Grace', { taskId: asked.id });
+    const done = result(await t.call<Task>('message/send', { message: answer }));
+    expect(done.status.state).toBe('completed');
+    const retried = result(await t.call<Task>('message/send', { message: answer }));
+    expect(retried.id).toBe(asked.id);
+    expect(retried.status.state).toBe('completed');
+    expect(retried.artifacts).toHaveLength(1);
+  });
+
+  it('the same messageId in another context is rejected with -32602', async () => {
+    t = await buildApp(echoAgent);
+    const message = userMessage('hi', { contextId: 'ctx-a' });
+    result(await t.call<Task>('message/send', { message }));
+    const body = await t.call('message/send', { message: { ...message, contextId: 'ctx-b' } });
+    expect(body).toMatchObject({ error: { code: -32602 } });
+  });
+});
+
 describe('writes', () => {
   it('writes a burst of agent updates in few commits, every event once and in order', async () => {
     const store = new MemoryStore();
