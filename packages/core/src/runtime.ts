@@ -163,7 +163,7 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   return { promise, resolve };
 }
 
-type AbortCause = 'canceled' | 'timeout' | 'shutdown';
+type AbortCause = 'canceled' | 'timeout' | 'shutdown' | 'lease-lost';
 
 /** Above this many queued, uncommitted events an agent's updates wait for the store (backpressure). */
 const MAX_BACKLOG = 256;
@@ -305,6 +305,8 @@ export class A2ARuntime {
   #sweepTimer: NodeJS.Timeout | undefined;
   #leaseTimer: NodeJS.Timeout | undefined;
   #leaseRunning = false;
+  /** When this worker's lease, as last renewed, runs out. */
+  #leaseEnd: number | undefined;
   #started: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -357,7 +359,16 @@ export class A2ARuntime {
     if (this.#leaseRunning || this.#closing) return;
     this.#leaseRunning = true;
     try {
-      await this.store.heartbeat(this.workerId, this.#leaseUntil());
+      const leaseUntil = this.#leaseUntil();
+      await this.store.heartbeat(this.workerId, leaseUntil);
+      if (this.#leaseEnd !== undefined && this.#clock() > this.#leaseEnd) {
+        // This worker was silent past its lease (event loop stalled, store unreachable): another
+        // worker may have declared it dead and failed its tasks. Its turns must not go on, or a
+        // context could run two turns at once; abort them (their writes are refused anyway).
+        this.#log.error({ workerId: this.workerId }, 'a2a: this worker lost its lease; aborting its running turns');
+        for (const turn of this.#allTurns) turn.abort('lease-lost');
+      }
+      this.#leaseEnd = leaseUntil;
       const now = this.#clock();
       for (const dead of await this.store.claimExpiredWorkers(now, this.workerId)) {
         const since = new Date(dead.lastHeartbeat).toISOString();
@@ -775,6 +786,10 @@ export class A2ARuntime {
     }
     if (turn.abortCause === 'canceled') {
       await turn.writer.reload(); // settle with the canceled task, not the snapshot before the cancel
+      return;
+    }
+    if (turn.abortCause === 'lease-lost') {
+      await this.#finishTurn(turn, `Worker lost: worker "${this.workerId}" could not renew its lease in time.`);
       return;
     }
     if (turn.abortCause === 'shutdown') {
