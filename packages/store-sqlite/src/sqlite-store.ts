@@ -6,7 +6,7 @@
  * lost update).
  */
 
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
   A2AError,
@@ -393,6 +393,20 @@ interface Subscription {
 }
 
 /**
+ * Creates `dir` and its missing parents, one level at a time. Not `mkdirSync(dir, { recursive: true })`:
+ * on Node 20 that never returns for a path under /proc (and other special file systems), and a
+ * misconfigured store path must fail at start with a message, not hang.
+ */
+function ensureDirectory(dir: string): void {
+  const missing: string[] = [];
+  for (let current = dir; !existsSync(current); current = dirname(current)) {
+    missing.push(current);
+    if (dirname(current) === current) break;
+  }
+  for (const path of missing.reverse()) mkdirSync(path);
+}
+
+/**
  * {@link A2AStore} on a SQLite file. Several processes (or several stores in one process) may use
  * the same file: writes serialise on SQLite's write lock, and subscribers learn about other
  * processes' commits by polling while they listen.
@@ -478,7 +492,7 @@ export class SqliteStore implements A2AStore {
       if (this.#database !== undefined) {
         db = this.#database;
       } else {
-        if (this.supports.durable) mkdirSync(dirname(resolve(this.#filename)), { recursive: true });
+        if (this.supports.durable) ensureDirectory(dirname(resolve(this.#filename)));
         db = new Database(this.#filename, { timeout: this.#busyTimeoutMs });
       }
       db.pragma(`busy_timeout = ${Math.round(this.#busyTimeoutMs)}`);
