@@ -119,11 +119,11 @@ export function toAgentMessage(
       messageId: ids.messageId,
       taskId: ids.taskId,
       contextId: ids.contextId,
-      parts: input,
+      parts: structuredClone(input),
     };
   }
   return {
-    ...input,
+    ...structuredClone(input),
     kind: 'message',
     role: 'agent',
     messageId: input.messageId ?? ids.messageId,
@@ -133,12 +133,13 @@ export function toAgentMessage(
 }
 
 export function toArtifact(chunk: ArtifactInput, artifactId: string): Artifact {
-  const parts: Part[] = [...(chunk.parts ?? [])];
+  // Copied: snapshots share parts with the events, so the agent reusing its objects must not reach them.
+  const parts: Part[] = chunk.parts === undefined ? [] : structuredClone(chunk.parts);
   if (chunk.text !== undefined) parts.push({ kind: 'text', text: chunk.text });
-  if (chunk.data !== undefined) parts.push({ kind: 'data', data: chunk.data });
+  if (chunk.data !== undefined) parts.push({ kind: 'data', data: structuredClone(chunk.data) });
   const artifact: Artifact = { artifactId, parts };
   if (chunk.name !== undefined) artifact.name = chunk.name;
   if (chunk.description !== undefined) artifact.description = chunk.description;
-  if (chunk.metadata !== undefined) artifact.metadata = chunk.metadata;
+  if (chunk.metadata !== undefined) artifact.metadata = structuredClone(chunk.metadata);
   return artifact;
 }

@@ -125,11 +125,16 @@ class TaskWriter {
    * Builds events from the current snapshot and commits them; on a version conflict reloads and
    * builds again. Returns false when `build` decided there is nothing to write.
    */
-  async commit(build: (task: Task) => TaskEvent[] | undefined, maxAttempts = 20): Promise<boolean> {
+  async commit(build: (task: Task) => TaskEvent[] | undefined, precomputed?: Task, maxAttempts = 20): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       const events = build(this.task);
       if (events === undefined || events.length === 0) return false;
-      const next = applyEvents(this.version === 0 ? undefined : this.task, events);
+      // `precomputed` is the caller's result of applying these events to this very snapshot; after
+      // a conflict the snapshot is another one, so the events are applied again.
+      const next =
+        attempt === 1 && precomputed !== undefined
+          ? precomputed
+          : applyEvents(this.version === 0 ? undefined : this.task, events);
       try {
         const stored = await this.store.commit({
           taskId: this.task.id,
@@ -189,6 +194,8 @@ class Turn {
   #waiters: { resolve: (written: boolean) => void; reject: (error: unknown) => void }[] = [];
   #pumping: Promise<void> | undefined;
   #inFlight = 0;
+  /** `projected` no longer extends the writer's snapshot (a conflict, a drop or a failure happened). */
+  #diverged = false;
 
   constructor(
     readonly id: string,
@@ -238,18 +245,30 @@ class Turn {
       this.#queue = [];
       this.#waiters = [];
       this.#inFlight = events.length;
+      // While nothing else wrote the task, `projected` is exactly this batch applied to the
+      // writer's snapshot: commit it as is instead of applying the events a second time.
+      const startVersion = this.writer.version;
+      const precomputed = this.#diverged ? undefined : this.projected;
       try {
         // Dropped when the task turned terminal (canceled elsewhere): §6.3, terminal is final.
-        const written = await this.writer.commit((task) => (isTerminalState(task.status.state) ? undefined : events));
+        const written = await this.writer.commit(
+          (task) => (isTerminalState(task.status.state) ? undefined : events),
+          precomputed,
+        );
+        if (!written || this.writer.version !== startVersion + events.length) this.#diverged = true;
         for (const waiter of waiters) waiter.resolve(written);
       } catch (error) {
+        this.#diverged = true;
         this.emitError ??= error;
         for (const waiter of waiters) waiter.reject(error);
       } finally {
         this.#inFlight = 0;
       }
       // Re-base what the agent is checked against on what the store now holds, once nothing is queued.
-      if (this.#queue.length === 0) this.projected = this.writer.task;
+      if (this.#queue.length === 0) {
+        this.projected = this.writer.task;
+        this.#diverged = false;
+      }
     }
     this.#pumping = undefined;
   }
@@ -866,7 +885,7 @@ export class A2ARuntime {
         isFinalState(state) ? { durable: true, after: () => turn.settle() } : {},
       );
     return {
-      message: turn.message,
+      message: structuredClone(turn.message),
       task: structuredClone(turn.projected),
       taskId: task.id,
       contextId: task.contextId,

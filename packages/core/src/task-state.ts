@@ -43,39 +43,42 @@ function assertWritable(task: Task, what: string): void {
   }
 }
 
-function applyArtifact(task: Task, event: TaskArtifactUpdateEvent): void {
-  const artifacts = task.artifacts ?? [];
-  task.artifacts = artifacts;
+function withArtifact(artifacts: readonly Artifact[], event: TaskArtifactUpdateEvent): Artifact[] {
   const index = artifacts.findIndex((a) => a.artifactId === event.artifact.artifactId);
-  const incoming: Artifact = structuredClone(event.artifact);
-  if (index === -1) {
-    artifacts.push(incoming);
-    return;
-  }
+  const incoming = event.artifact;
+  if (index === -1) return [...artifacts, incoming];
+  const next = [...artifacts];
   if (event.append) {
     // §7.2.3: `append` adds the parts to the artifact sent earlier under the same id.
     const existing = artifacts[index] as Artifact;
-    existing.parts.push(...incoming.parts);
-    if (incoming.name !== undefined) existing.name = incoming.name;
-    if (incoming.description !== undefined) existing.description = incoming.description;
-    if (incoming.metadata !== undefined) existing.metadata = { ...existing.metadata, ...incoming.metadata };
-    return;
+    const merged: Artifact = { ...existing, parts: [...existing.parts, ...incoming.parts] };
+    if (incoming.name !== undefined) merged.name = incoming.name;
+    if (incoming.description !== undefined) merged.description = incoming.description;
+    if (incoming.metadata !== undefined) merged.metadata = { ...existing.metadata, ...incoming.metadata };
+    next[index] = merged;
+  } else {
+    next[index] = incoming;
   }
-  artifacts[index] = incoming;
+  return next;
 }
 
 /**
- * Applies `events` to a copy of `task` (or creates it from a `task` event) and returns the copy.
+ * Applies `events` to `task` (or creates it from a `task` event) and returns the new snapshot.
+ *
+ * Neither `task` nor the events are modified: the result is a new object that shares whatever did
+ * not change (unchanged messages, artifacts, parts) with its inputs and the events. Nothing in the
+ * runtime changes a snapshot or an event in place, and stores copy what they keep, so sharing is
+ * safe, and it keeps each update O(size of the changed lists) rather than a deep copy of the task.
  * @throws {A2AError} INVALID_TRANSITION for an event the state machine forbids.
  */
 export function applyEvents(task: Task | undefined, events: readonly TaskEvent[]): Task {
-  let next: Task | undefined = task === undefined ? undefined : structuredClone(task);
+  let next: Task | undefined = task === undefined ? undefined : { ...task };
   for (const event of events) {
     if (event.kind === 'task') {
       if (next !== undefined) {
         throw new A2AError('INVALID_TRANSITION', `Task "${event.id}" already exists.`, { data: { taskId: event.id } });
       }
-      next = structuredClone(event);
+      next = { ...event };
       continue;
     }
     if (next === undefined) {
@@ -84,18 +87,18 @@ export function applyEvents(task: Task | undefined, events: readonly TaskEvent[]
     switch (event.kind) {
       case 'message':
         assertWritable(next, 'adding a message');
-        next.history = [...(next.history ?? []), structuredClone(event)];
+        next.history = [...(next.history ?? []), event];
         break;
       case 'status-update':
         assertTransition(next.id, next.status.state, event.status.state);
-        next.status = structuredClone(event.status);
+        next.status = event.status;
         // The agent's status message becomes part of the conversation, as clients expect to see it
         // in `history` when they fetch the task later.
-        if (event.status.message) next.history = [...(next.history ?? []), structuredClone(event.status.message)];
+        if (event.status.message) next.history = [...(next.history ?? []), event.status.message];
         break;
       case 'artifact-update':
         assertWritable(next, 'adding an artifact');
-        applyArtifact(next, event);
+        next.artifacts = withArtifact(next.artifacts ?? [], event);
         break;
       case 'turn-end':
         break;
