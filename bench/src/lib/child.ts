@@ -1,0 +1,119 @@
+/** Starts a bench server as a separate Node process (its RSS is its own) and talks to it. */
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ChildMessage, ParentMessage, RssReport } from '../servers/common.js';
+import { BENCH_DIR } from './env.js';
+
+export interface ServerSpec {
+  /** Short key used in results: ceiling, sdk, memory, sqlite, postgres. */
+  name: string;
+  label: string;
+  /** Entry point under bench/src/servers. */
+  entry: string;
+  env?: Record<string, string>;
+}
+
+export interface StartOptions {
+  /** Adds --cpu-prof --cpu-prof-dir=<dir>. */
+  cpuProfDir?: string;
+  /** Where the child writes its time marks at shutdown. */
+  marksFile?: string;
+}
+
+export class ServerProcess {
+  readonly #child: ChildProcess;
+  readonly pid: number;
+  readonly port: number;
+  readonly #exited: Promise<number | null>;
+
+  private constructor(child: ChildProcess, pid: number, port: number, exited: Promise<number | null>) {
+    this.#child = child;
+    this.pid = pid;
+    this.port = port;
+    this.#exited = exited;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  static async start(spec: ServerSpec, options: StartOptions = {}): Promise<ServerProcess> {
+    const args = [
+      '--expose-gc',
+      '--conditions=@fastify-a2a/source',
+      '--import',
+      'tsx',
+      ...(options.cpuProfDir ? ['--cpu-prof', `--cpu-prof-dir=${options.cpuProfDir}`] : []),
+      join(BENCH_DIR, 'src', 'servers', spec.entry),
+    ];
+    const child = spawn(process.execPath, args, {
+      cwd: BENCH_DIR,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      env: {
+        ...process.env,
+        ...spec.env,
+        ...(options.marksFile ? { BENCH_MARKS_FILE: options.marksFile } : {}),
+      },
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    const ready = await new Promise<ChildMessage>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${spec.name}: server not ready after 60 s`)), 60_000);
+      child.on('message', (message: ChildMessage) => {
+        if (message.type === 'ready') {
+          clearTimeout(timer);
+          resolve(message);
+        }
+      });
+      void exited.then((code) => {
+        clearTimeout(timer);
+        reject(new Error(`${spec.name}: server exited with code ${code} before it was ready`));
+      });
+    });
+    return new ServerProcess(child, ready.pid ?? child.pid ?? 0, ready.port ?? 0, exited);
+  }
+
+  /** The child's process.memoryUsage() through GET /__rss (after a full GC when `gc`). */
+  async memory(gc: boolean): Promise<RssReport> {
+    const response = await fetch(`${this.url}/__rss${gc ? '?gc=1' : ''}`, { signal: AbortSignal.timeout(30_000) });
+    if (!response.ok) throw new Error(`/__rss answered ${response.status}`);
+    return (await response.json()) as RssReport;
+  }
+
+  /** VmRSS from /proc/<pid>/status, in bytes: costs the server nothing, for sampling under load. */
+  procRss(): number {
+    try {
+      const status = readFileSync(`/proc/${this.pid}/status`, 'utf8');
+      const kb = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
+      return kb === undefined ? Number.NaN : Number(kb) * 1024;
+    } catch {
+      return Number.NaN;
+    }
+  }
+
+  /** Records a named process.hrtime mark in the child (for the profile window). */
+  mark(name: string): Promise<void> {
+    return new Promise((resolve) => {
+      const onMessage = (message: ChildMessage) => {
+        if (message.type === 'marked' && message.name === name) {
+          this.#child.off('message', onMessage);
+          resolve();
+        }
+      };
+      this.#child.on('message', onMessage);
+      this.#child.send({ type: 'mark', name } satisfies ParentMessage);
+    });
+  }
+
+  /** Asks the child to close and exit (so --cpu-prof writes its file); kills it after 15 s. */
+  async stop(): Promise<number | null> {
+    if (this.#child.exitCode !== null) return this.#child.exitCode;
+    if (this.#child.connected) this.#child.send({ type: 'shutdown' } satisfies ParentMessage);
+    else this.#child.kill('SIGTERM');
+    const timer = setTimeout(() => this.#child.kill('SIGKILL'), 15_000);
+    const code = await this.#exited;
+    clearTimeout(timer);
+    return code;
+  }
+}

@@ -1,0 +1,282 @@
+/** bench/RESULTS.md from one run's results: a table per scenario, ratios, and the issue's targets. */
+
+import { fmt, machineLine, ratio, settingsLine } from './env.js';
+import type { RunResult, SendResult, ServerResult } from './types.js';
+
+const MB = 1024 * 1024;
+const mb = (bytes: number | undefined): string => (bytes === undefined ? '–' : fmt(bytes / MB, 1));
+const kb = (bytes: number | undefined): string => (bytes === undefined ? '–' : fmt(bytes / 1024, 1));
+
+/** Memory after a GC at the end of the measured message/send window and of the sustain window after it. */
+export function sustainedGrowth(
+  send: SendResult | undefined,
+): { rss: [number, number]; heap: [number, number]; rssPct: number; heapPct: number } | undefined {
+  if (!send?.sustain) return undefined;
+  const a = send.after;
+  const b = send.sustain.after;
+  return {
+    rss: [a.rss, b.rss],
+    heap: [a.heapUsed, b.heapUsed],
+    rssPct: ((b.rss - a.rss) / a.rss) * 100,
+    heapPct: ((b.heapUsed - a.heapUsed) / a.heapUsed) * 100,
+  };
+}
+
+const pct = (value: number): string => `${value >= 0 ? '+' : ''}${value.toFixed(1)} %`;
+
+/** Server bytes per open stream: RSS (after GC) with all open, minus before, over the number open. */
+export function perStream(server: ServerResult): { rss: number; heap: number; open: number } | undefined {
+  const s = server.streams;
+  if (!s?.whileOpen || s.load.openAtMeasure === 0) return undefined;
+  const open = s.load.openAtMeasure;
+  return {
+    rss: (s.whileOpen.rss - s.before.rss) / open,
+    heap: (s.whileOpen.heapUsed - s.before.heapUsed) / open,
+    open,
+  };
+}
+
+function errorsOf(load: { errors: { socket: number; timeouts: number; non2xx: number; badBody: number } }): string {
+  const e = load.errors;
+  const total = e.socket + e.timeouts + e.non2xx + e.badBody;
+  if (total === 0) return '0';
+  return `${fmt(total)} (${[
+    e.socket ? `${e.socket} socket` : '',
+    e.timeouts ? `${e.timeouts} timeouts` : '',
+    e.non2xx ? `${e.non2xx} non-2xx` : '',
+    e.badBody ? `${e.badBody} bad body` : '',
+  ]
+    .filter(Boolean)
+    .join(', ')})`;
+}
+
+type Verdict = 'met' | 'missed' | 'not measured';
+
+interface Target {
+  target: string;
+  measured: string;
+  verdict: Verdict;
+}
+
+export function evaluateTargets(result: RunResult): Target[] {
+  const by = (name: string) => result.servers.find((s) => s.name === name);
+  const sdk = by('sdk')?.send?.load;
+  const targets: Target[] = [];
+  const throughput = (name: string, label: string, factor: number, p99Half: boolean): void => {
+    const ours = by(name)?.send?.load;
+    const target = `${label} message/send ≥ ${factor}× SDK req/s${p99Half ? ' with p99 ≤ ½ SDK p99' : ''}`;
+    if (!ours || !sdk || ours.reqPerSec === 0 || sdk.reqPerSec === 0) {
+      targets.push({ target, measured: by(name)?.error ?? 'no result', verdict: 'not measured' });
+      return;
+    }
+    const r = ours.reqPerSec / sdk.reqPerSec;
+    const p99 = ours.latencyMs.p99 / sdk.latencyMs.p99;
+    const errors = Object.values(ours.errors).reduce((a, b) => a + b, 0);
+    const ok = r >= factor && (!p99Half || p99 <= 0.5) && errors === 0;
+    targets.push({
+      target,
+      measured: `${r.toFixed(2)}× req/s${p99Half ? `, p99 ${p99.toFixed(2)}× SDK` : ''}${errors ? `, ${errors} errors` : ''}`,
+      verdict: ok ? 'met' : 'missed',
+    });
+  };
+  throughput('memory', 'memory store', 3, true);
+  throughput('sqlite', 'SQLite store', 2, false);
+  throughput('postgres', 'Postgres store', 1, false);
+
+  for (const name of ['memory', 'sqlite', 'postgres']) {
+    const server = by(name);
+    const s = server?.streams;
+    const per = server ? perStream(server) : undefined;
+    const target = `10,000 concurrent SSE streams under 20 KB RSS each (${name})`;
+    if (!s || !per) {
+      targets.push({ target, measured: server?.error ?? 'no result', verdict: 'not measured' });
+      continue;
+    }
+    const allOpen = s.load.openAtMeasure === s.load.requested;
+    const allFinal = s.load.finals === s.load.requested && s.load.errors === 0;
+    const measured = `${fmt(s.load.openAtMeasure)} of ${fmt(s.load.requested)} open at once, ${kb(per.rss)} KB RSS each, ${fmt(s.load.finals)} finals, ${s.load.errors} errors`;
+    let verdict: Verdict;
+    if (per.rss >= 20 * 1024 || !allFinal || !allOpen) verdict = 'missed';
+    else verdict = s.load.requested >= 10_000 ? 'met' : 'not measured';
+    targets.push({
+      target,
+      measured:
+        verdict === 'not measured' ? `${measured} (only ${fmt(s.load.requested)} streams in this run)` : measured,
+      verdict,
+    });
+  }
+
+  for (const name of ['memory', 'sqlite', 'postgres']) {
+    const server = by(name);
+    const growth = sustainedGrowth(server?.send);
+    const target = `RSS flat after a sustained run (${name}: RSS after GC grows ≤ 10 % over a second message/send window)`;
+    if (!growth) {
+      targets.push({ target, measured: server?.error ?? 'no result', verdict: 'not measured' });
+      continue;
+    }
+    targets.push({
+      target,
+      measured: `RSS ${mb(growth.rss[0])} → ${mb(growth.rss[1])} MB (${pct(growth.rssPct)}), heap ${mb(growth.heap[0])} → ${mb(growth.heap[1])} MB (${pct(growth.heapPct)})`,
+      verdict: growth.rssPct <= 10 ? 'met' : 'missed',
+    });
+  }
+  return targets;
+}
+
+export function renderResults(result: RunResult): string {
+  const c = result.config;
+  const servers = result.servers;
+  const by = (name: string) => servers.find((s) => s.name === name);
+  const sdk = by('sdk');
+  const ceiling = by('ceiling');
+  const lines: string[] = [];
+  const push = (...l: string[]) => lines.push(...l);
+
+  push('# fastify-a2a benchmarks: against the official SDK and the raw-Fastify ceiling', '');
+  push('Generated by `npm run bench` (bench/src/run.ts) from one run; do not edit by hand.', '');
+  push(`- Date: ${result.date}`);
+  push(`- Machine: ${machineLine(result.machine)}`);
+  push(
+    `- Code: commit ${result.repo.commit}${result.repo.dirtyPaths.length > 0 ? ` plus uncommitted changes in ${result.repo.dirtyPaths.join(', ')} (others were editing; the numbers measure that working tree)` : ''}`,
+  );
+  push(
+    `- Mode: ${c.quick ? 'quick (BENCH_QUICK=1)' : 'full'}: ${c.durationS} s per load after a ${c.warmupS} s warm-up, ${c.connections} connections (autocannon, in the parent process); ${fmt(c.streams)} held streams of \`sleep:${c.holdMs}\`, at most ${c.openConcurrency} connecting at a time.`,
+  );
+  push(
+    `- Postgres: local server over loopback (${settingsLine(result.postgres)}); the store's default pool (pg \`max\` 10). SQLite: a file in a temp dir, the store's defaults (WAL, synchronous=NORMAL).`,
+  );
+  push(
+    '- Each server is a separate child process on its own loopback port, started and measured one after another (never two at once). RSS comes from the child (`/__rss`, after a full GC) or `/proc/<pid>/status`.',
+  );
+  push(
+    '- The load generator shares the 2 cores with the server under test, so absolute numbers understate a real deployment; the ratios, measured in the same run, are what to read.',
+  );
+  push(
+    `- Servers: **ceiling** raw Fastify echoing the JSON-RPC body (SSE: one event, a final one after the sleep); **sdk** @a2a-js/sdk 0.3.14 \`DefaultRequestHandler\` + \`InMemoryTaskStore\` + express 5 with an executor emitting the same events as the demo echo agent; **memory / sqlite / postgres** fastify-a2a with the demo echo agent (examples/demo) on that store (default options, retention default).`,
+  );
+  push(
+    `- The echo message is "${c.echoText}": per message/send the task gets the Task, a working status, ${c.echoText.split(/(\s+)/).filter((w) => w !== '').length} artifact chunks and the completed status.`,
+    '',
+  );
+
+  const failed = servers.filter((s) => s.error);
+  if (failed.length > 0) {
+    push('**Servers that failed in this run:**', '');
+    for (const s of failed) push(`- ${s.label}: ${s.error}`);
+    push('');
+  }
+
+  push('## Targets (from the issue)', '');
+  push('| target | this run | verdict |', '| --- | --- | --- |');
+  for (const t of evaluateTargets(result)) {
+    push(
+      `| ${t.target} | ${t.measured} | ${t.verdict === 'met' ? '✅ met' : t.verdict === 'missed' ? '❌ missed' : '– not measured'} |`,
+    );
+  }
+  push('');
+
+  const httpTable = (key: 'send' | 'get', title: string, what: string): void => {
+    push(`## ${title}`, '', what, '');
+    push(
+      '| server | req/s | vs SDK | vs ceiling | p50 ms | p99 ms | p99 vs SDK | errors | RSS before → after (MB) |',
+      '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
+    );
+    const sdkLoad = sdk?.[key]?.load;
+    const ceilingLoad = ceiling?.[key]?.load;
+    for (const s of servers) {
+      const r = s[key];
+      if (!r) {
+        push(`| ${s.label} | – | – | – | – | – | – | ${s.error ? 'failed' : 'not run'} | – |`);
+        continue;
+      }
+      const l = r.load;
+      push(
+        `| ${s.label} | ${fmt(l.reqPerSec)} | ${ratio(l.reqPerSec, sdkLoad?.reqPerSec)} | ${ratio(l.reqPerSec, ceilingLoad?.reqPerSec)} | ${fmt(l.latencyMs.p50, 1)} | ${fmt(l.latencyMs.p99, 1)} | ${ratio(l.latencyMs.p99, sdkLoad?.latencyMs.p99)} | ${errorsOf(l)} | ${mb(r.before.rss)} → ${mb(r.after.rss)} |`,
+      );
+    }
+    push('');
+  };
+  httpTable(
+    'send',
+    'message/send (blocking, echo agent)',
+    `Each request a fresh messageId (autocannon \`setupRequest\`); a response counts as an error unless it is the completed task. ${c.connections} connections, ${c.durationS} s.`,
+  );
+  const waits = by('postgres')?.send?.postgresWaits;
+  if (waits && Object.keys(waits).length > 0) {
+    const top = Object.entries(waits)
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 6)
+      .map(([wait, n]) => `${wait} ${n.toFixed(2)}`)
+      .join(', ');
+    push(
+      `What the Postgres store's backends waited on during message/send (pg_stat_activity every 100 ms; average number of active backends per wait event): ${top}. \`Lock/object\` is the lock a transaction that ran NOTIFY takes at commit (one at a time, database-wide); \`IO/WALSync\` is the commit's WAL flush.`,
+      '',
+    );
+  }
+  httpTable(
+    'get',
+    'tasks/get (existing task)',
+    `The task created by one message/send. ${c.connections} connections, ${c.durationS} s.`,
+  );
+
+  push('## Concurrent message/stream streams held open', '');
+  push(
+    `${fmt(c.streams)} \`message/stream\` requests of \`sleep:${c.holdMs}\`, opened by a raw http client and held until the agent completes them. "KB per stream" is (RSS with all open − RSS before) / streams open, both after a full GC: the whole server-side cost of a stream (socket, request, task, turn, timers, store rows in memory). "KB per stream (heap)" is the same for the JS heap's live objects only; RSS also keeps what the heap and allocators grew to while the streams were opening, which the GC does not hand back.`,
+    '',
+  );
+  push(
+    '| server | open at once | time to open all | finals / streams | errors | RSS before (MB) | RSS all open (MB) | peak RSS (MB) | KB per stream (RSS) | KB per stream (heap) | vs SDK (RSS/stream) | RSS after (MB) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+  );
+  const sdkPer = sdk ? perStream(sdk) : undefined;
+  for (const s of servers) {
+    const st = s.streams;
+    if (!st) {
+      push(`| ${s.label} | – | – | – | ${s.error ? 'failed' : 'not run'} | – | – | – | – | – | – | – |`);
+      continue;
+    }
+    const per = perStream(s);
+    push(
+      `| ${s.label} | ${fmt(st.load.openAtMeasure)} (max ${fmt(st.load.maxConcurrent)}) | ${fmt(st.load.openMs)} ms | ${fmt(st.load.finals)} / ${fmt(st.load.requested)} | ${fmt(st.load.errors)} | ${mb(st.before.rss)} | ${mb(st.whileOpen?.rss)} | ${mb(st.peakRss)} | ${kb(per?.rss)} | ${kb(per?.heap)} | ${ratio(per?.rss, sdkPer?.rss)} | ${mb(st.after.rss)} |`,
+    );
+  }
+  const samples = servers.flatMap((s) => (s.streams?.load.errorSamples ?? []).map((e) => `${s.name}: ${e}`));
+  if (samples.length > 0) push('', `Stream errors seen: ${samples.slice(0, 6).join('; ')}`);
+  push('');
+
+  push('## Memory under sustained load', '');
+  push(
+    `Right after the measured message/send window, a second identical window (${c.durationS} s, same load); memory after a full GC at the end of each. VmRSS was also sampled every 250 ms over both windows (no GC). The memory stores keep tasks by design (fastify-a2a: up to \`maxTasks\` 10,000, then it evicts terminal ones; the SDK's InMemoryTaskStore: all of them, forever), so their growth is data until that bound, not a leak.`,
+    '',
+  );
+  push(
+    '| server | RSS at start | after window 1 (GC) | after window 2 (GC) | RSS growth | heap after window 1 → 2 (GC) | heap growth | sampled RSS min → max | req/s window 2 |',
+    '| --- | ---: | ---: | ---: | ---: | --- | ---: | --- | ---: |',
+  );
+  for (const s of servers) {
+    const g = sustainedGrowth(s.send);
+    const rssSamples = (s.send?.timeline ?? []).map((x) => x.rss).filter(Number.isFinite);
+    push(
+      `| ${s.label} | ${mb(s.startup?.rss)} | ${mb(g?.rss[0])} | ${mb(g?.rss[1])} | ${g ? pct(g.rssPct) : '–'} | ${g ? `${mb(g.heap[0])} → ${mb(g.heap[1])}` : '–'} | ${g ? pct(g.heapPct) : '–'} | ${rssSamples.length ? `${mb(Math.min(...rssSamples))} → ${mb(Math.max(...rssSamples))}` : '–'} | ${fmt(s.send?.sustain?.load.reqPerSec)} |`,
+    );
+  }
+  push('', 'Sizes in MB.', '');
+
+  push('## Run conditions', '');
+  push(
+    "Other work shares this machine; the 1-minute load average (2 cores) when each server's scenarios started and ended shows how much. Servers run one after another, so a busy neighbour during one server skews its ratios.",
+    '',
+  );
+  push('| server | load avg start → end | wall time |', '| --- | --- | ---: |');
+  for (const s of servers) {
+    push(
+      `| ${s.label} | ${s.loadAvg ? `${s.loadAvg.start.toFixed(2)} → ${s.loadAvg.end.toFixed(2)}` : '–'} | ${s.wallMs ? `${fmt(s.wallMs / 1000)} s` : '–'} |`,
+    );
+  }
+  push('');
+  push(
+    'Raw numbers: `bench/results/<date>.json`. Reproduce: `npm run bench` (full) or `BENCH_QUICK=1 npm run bench`.',
+    '',
+  );
+  return lines.join('\n');
+}

@@ -1,0 +1,408 @@
+/**
+ * `npm run bench`: fastify-a2a against the official SDK server and the raw-Fastify ceiling, in one
+ * run, each server a separate child process on its own loopback port (so RSS is per server), the
+ * load generated from this process.
+ *
+ * Servers: ceiling (raw Fastify echo route), sdk (@a2a-js/sdk 0.3.14 + express), and fastify-a2a
+ * with the demo echo agent on memory:, sqlite:<tmp file> and postgres://…?schema=bench_<random>
+ * (dropped at the end). Scenarios, per server, one after another:
+ * - send: blocking message/send, a fresh messageId per request; then a second, identical window
+ *   (sustained load) with memory after a GC at the end of each;
+ * - get: tasks/get of an existing task;
+ * - streams: message/stream `sleep:<hold>` streams held open at once by a raw http client; server
+ *   memory before, with all open, after they completed; final events counted.
+ *
+ * Environment (defaults in parentheses):
+ * - BENCH_DURATION_S (5, quick 2) per load window, after BENCH_WARMUP_S (1); BENCH_CONNECTIONS (64);
+ * - BENCH_STREAMS (1000, quick 200), BENCH_STREAM_HOLD_MS (3000 + 3 ms per stream, at least 4000),
+ *   BENCH_STREAM_OPEN_CONCURRENCY (256 streams connecting at a time);
+ * - BENCH_QUICK=1 for the quick defaults; BENCH_SERVERS / BENCH_SCENARIOS: comma lists to run a
+ *   subset (ceiling,sdk,memory,sqlite,postgres / send,get,streams);
+ * - BENCH_POSTGRES_URL (or A2A_TEST_POSTGRES_URL; default postgres://postgres@127.0.0.1:5432/test).
+ *
+ * Writes bench/results/<date>.json and regenerates bench/RESULTS.md (a subset run writes only
+ * bench/results/partial/<time>.json, git-ignored); `npm run bench -- --render <file.json>`
+ * regenerates RESULTS.md from a saved result.
+ *
+ * BENCH_PROFILE=1: only the send scenario of the memory store (BENCH_PROFILE_SERVER=sqlite or
+ * postgres for those), the child run with --cpu-prof --cpu-prof-dir=bench/profiles; prints the top
+ * self-time frames of the measured window (also written to bench/profiles/summary-<pid>.md) and
+ * writes no results.
+ */
+
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { ServerProcess, type ServerSpec } from './lib/child.js';
+import {
+  BENCH_DIR,
+  envNumber,
+  machineInfo,
+  POSTGRES_URL,
+  postgresSettings,
+  RESULTS_DIR,
+  randomSuffix,
+  repoInfo,
+  sleep,
+  today,
+  writeFile,
+} from './lib/env.js';
+import { type HttpLoadResult, httpLoad, streamLoad } from './lib/load.js';
+import { renderProfileSummary, type SourceMaps, summarizeProfile } from './lib/profile.js';
+import { renderResults } from './lib/report.js';
+import type {
+  GetResult,
+  RssSample,
+  RunConfig,
+  RunResult,
+  ScenarioName,
+  SendResult,
+  ServerResult,
+  StreamsResult,
+} from './lib/types.js';
+import type { RssReport } from './servers/common.js';
+
+const ALL_SCENARIOS: ScenarioName[] = ['send', 'get', 'streams'];
+
+const quick = process.env.BENCH_QUICK === '1';
+const profile = process.env.BENCH_PROFILE === '1';
+/** The server BENCH_PROFILE=1 profiles: memory (default), sqlite or postgres. */
+const profileServer = process.env.BENCH_PROFILE_SERVER ?? 'memory';
+const streamsDefault = quick ? 200 : 1000;
+const streams = envNumber('BENCH_STREAMS', streamsDefault);
+const config: RunConfig = {
+  quick,
+  warmupS: envNumber('BENCH_WARMUP_S', 1),
+  durationS: envNumber('BENCH_DURATION_S', quick ? 2 : 5),
+  connections: envNumber('BENCH_CONNECTIONS', 64),
+  streams,
+  // Long enough for every stream to open before the first one completes.
+  holdMs: envNumber('BENCH_STREAM_HOLD_MS', Math.max(4000, 3000 + streams * 3)),
+  openConcurrency: envNumber('BENCH_STREAM_OPEN_CONCURRENCY', 256),
+  echoText: 'hello benchmark world',
+};
+
+const onlyServers = process.env.BENCH_SERVERS?.split(',').filter(Boolean);
+const onlyScenarios = (process.env.BENCH_SCENARIOS?.split(',').filter(Boolean) ?? ALL_SCENARIOS) as ScenarioName[];
+
+/** A blocking message/send with a fresh messageId (and JSON-RPC id) on every call. */
+function sendBody(text: string): () => string {
+  const run = randomSuffix();
+  let n = 0;
+  return () => {
+    const id = `${run}-${n++}`;
+    return JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'message/send',
+      params: {
+        message: { kind: 'message', messageId: `m-${id}`, role: 'user', parts: [{ kind: 'text', text }] },
+        configuration: { blocking: true },
+      },
+    });
+  };
+}
+
+/** A task to read in the get scenario, created through the server's own message/send. */
+async function createTask(url: string): Promise<string> {
+  const body = sendBody(config.echoText)();
+  const response = await fetch(`${url}/a2a`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    signal: AbortSignal.timeout(30_000),
+  });
+  const json = (await response.json()) as { result?: { id?: string; kind?: string } };
+  return json.result?.kind === 'task' && json.result.id ? json.result.id : 'no-task';
+}
+
+/**
+ * Samples what the store's Postgres backends wait on (pg_stat_activity) every 100 ms until stopped:
+ * average number of active backends per wait event. Only sessions running the bench schema's queries count.
+ */
+function samplePostgresWaits(schema: string): () => Promise<Record<string, number>> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  const counts = new Map<string, number>();
+  let samples = 0;
+  let running = true;
+  const loop = (async () => {
+    await client.connect();
+    while (running) {
+      const { rows } = await client.query<{ wait: string }>(
+        `SELECT coalesce(wait_event_type || '/' || wait_event, 'CPU') AS wait FROM pg_stat_activity
+         WHERE state = 'active' AND pid <> pg_backend_pid() AND position($1 in query) > 0`,
+        [schema],
+      );
+      samples++;
+      for (const { wait } of rows) counts.set(wait, (counts.get(wait) ?? 0) + 1);
+      await sleep(100);
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop.catch(() => undefined);
+    await client.end().catch(() => undefined);
+    return Object.fromEntries([...counts].map(([wait, n]) => [wait, samples > 0 ? n / samples : 0]));
+  };
+}
+
+async function runSend(server: ServerProcess, spec: ServerSpec): Promise<SendResult> {
+  const body = sendBody(config.echoText);
+  const verify =
+    spec.name === 'ceiling'
+      ? (b: string) => b.includes('"result"')
+      : (b: string) => b.includes('"state":"completed"') && !b.includes('"error"');
+  const url = `${server.url}/a2a`;
+  const window = () => httpLoad({ url, body, connections: config.connections, duration: config.durationS, verify });
+  await httpLoad({ url, body, connections: config.connections, duration: config.warmupS, verify });
+  const before = await server.memory(true);
+  const timeline: RssSample[] = [];
+  const t0 = Date.now();
+  const sample = () => timeline.push({ t: Date.now() - t0, rss: server.procRss() });
+  const sampler = setInterval(sample, 250);
+  try {
+    if (profile) await server.mark('start');
+    const stopWaits = postgresSchema && spec.name === 'postgres' ? samplePostgresWaits(postgresSchema) : undefined;
+    const load = await window();
+    const postgresWaits = await stopWaits?.();
+    if (profile) await server.mark('end');
+    sample();
+    const after = await server.memory(true);
+    const waits = postgresWaits ? { postgresWaits } : {};
+    if (profile) return { load, before, after, timeline, ...waits };
+    // Sustained load: a second window, then memory again.
+    const again = await window();
+    sample();
+    return { load, before, after, timeline, ...waits, sustain: { load: again, after: await server.memory(true) } };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+async function runGet(server: ServerProcess, spec: ServerSpec): Promise<GetResult> {
+  const taskId = await createTask(server.url);
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: taskId } });
+  const verify =
+    spec.name === 'ceiling'
+      ? (b: string) => b.includes('"result"')
+      : (b: string) => b.includes(`"id":"${taskId}"`) && !b.includes('"error"');
+  const url = `${server.url}/a2a`;
+  await httpLoad({ url, body, connections: config.connections, duration: config.warmupS, verify });
+  const before = await server.memory(true);
+  const load = await httpLoad({ url, body, connections: config.connections, duration: config.durationS, verify });
+  const after = await server.memory(true);
+  return { load, before, after };
+}
+
+async function runStreams(server: ServerProcess): Promise<StreamsResult> {
+  const run = randomSuffix();
+  const before = await server.memory(true);
+  let whileOpen: RssReport | undefined;
+  let peakRss = server.procRss();
+  const sampler = setInterval(() => {
+    peakRss = Math.max(peakRss, server.procRss());
+  }, 200);
+  const load = await streamLoad({
+    port: server.port,
+    streams: config.streams,
+    openConcurrency: config.openConcurrency,
+    timeoutMs: config.holdMs + 120_000,
+    body: (i) =>
+      JSON.stringify({
+        jsonrpc: '2.0',
+        id: i,
+        method: 'message/stream',
+        params: {
+          message: {
+            kind: 'message',
+            messageId: `stream-${run}-${i}`,
+            role: 'user',
+            parts: [{ kind: 'text', text: `sleep:${config.holdMs}` }],
+          },
+        },
+      }),
+    onAllOpen: async () => {
+      whileOpen = await server.memory(true);
+    },
+  });
+  clearInterval(sampler);
+  await sleep(200);
+  const after = await server.memory(true);
+  return { load, holdMs: config.holdMs, before, whileOpen, peakRss, after };
+}
+
+const mb = (bytes: number | undefined) => (bytes === undefined ? '–' : `${(bytes / 1024 / 1024).toFixed(1)} MB`);
+
+function logLoad(name: string, scenario: string, load: HttpLoadResult): void {
+  const e = load.errors;
+  console.log(
+    `  ${name} ${scenario}: ${load.reqPerSec.toFixed(0)} req/s, p50 ${load.latencyMs.p50} ms, p99 ${load.latencyMs.p99} ms, errors ${e.socket}/${e.timeouts}/${e.non2xx}/${e.badBody} (socket/timeouts/non-2xx/bad body)`,
+  );
+}
+
+async function benchServer(spec: ServerSpec, kind: ServerResult['kind']): Promise<ServerResult> {
+  const result: ServerResult = { name: spec.name, label: spec.label, kind };
+  const startedAt = Date.now();
+  const loadStart = loadavg()[0] ?? 0;
+  let server: ServerProcess | undefined;
+  const profileDir = join(BENCH_DIR, 'profiles');
+  const marksFile = join(profileDir, `marks-pending-${randomSuffix()}.json`);
+  try {
+    if (profile) mkdirSync(profileDir, { recursive: true });
+    server = await ServerProcess.start(spec, profile ? { cpuProfDir: profileDir, marksFile } : {});
+    console.log(`${spec.label}: pid ${server.pid}, port ${server.port}`);
+    result.startup = await server.memory(true);
+    for (const scenario of onlyScenarios) {
+      if (scenario === 'send') {
+        result.send = await runSend(server, spec);
+        logLoad(spec.name, 'message/send', result.send.load);
+        const { sustain, after } = result.send;
+        if (sustain) {
+          logLoad(spec.name, 'message/send (window 2)', sustain.load);
+          console.log(
+            `  ${spec.name} memory after GC: window 1 ${mb(after.rss)} RSS / ${mb(after.heapUsed)} heap, window 2 ${mb(sustain.after.rss)} RSS / ${mb(sustain.after.heapUsed)} heap`,
+          );
+        }
+      } else if (scenario === 'get') {
+        result.get = await runGet(server, spec);
+        logLoad(spec.name, 'tasks/get', result.get.load);
+      } else if (scenario === 'streams') {
+        result.streams = await runStreams(server);
+        const s = result.streams;
+        console.log(
+          `  ${spec.name} streams: ${s.load.opened}/${s.load.requested} opened (max ${s.load.maxConcurrent} at once, ${s.load.openMs} ms), ${s.load.finals} finals, ${s.load.errors} errors; RSS ${mb(s.before.rss)} → ${mb(s.whileOpen?.rss)} open → ${mb(s.after.rss)} after`,
+        );
+        if (s.load.errorSamples.length > 0) console.log(`    e.g. ${s.load.errorSamples.join(' | ')}`);
+      }
+    }
+    result.end = await server.memory(true);
+    result.loadAvg = { start: loadStart, end: loadavg()[0] ?? 0 };
+    result.wallMs = Date.now() - startedAt;
+  } catch (error) {
+    result.error = (error as Error).message;
+    console.error(`${spec.label}: ${result.error}`);
+  } finally {
+    const code = await server?.stop();
+    if (code !== undefined && code !== 0 && code !== null) console.error(`${spec.label}: exited with code ${code}`);
+    if (profile && server) {
+      try {
+        const named = join(profileDir, `marks-${server.pid}.json`);
+        renameSync(marksFile, named);
+        const file = readdirSync(profileDir).find((f) => f.includes(`.${server?.pid}.0.`) && f.endsWith('.cpuprofile'));
+        if (file) {
+          const written = JSON.parse(readFileSync(named, 'utf8')) as {
+            marks: { start: number; end: number };
+            sourceMaps?: SourceMaps;
+          };
+          const summary = renderProfileSummary(
+            summarizeProfile(join(profileDir, file), written.marks, written.sourceMaps),
+          );
+          writeFile(join(profileDir, `summary-${server.pid}.md`), summary);
+          console.log(`\n${summary}`);
+        } else {
+          console.error('no main-thread .cpuprofile found in bench/profiles');
+        }
+      } catch (error) {
+        console.error(`profile summary failed: ${(error as Error).message}`);
+      }
+    }
+  }
+  return result;
+}
+
+async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client({ connectionString: POSTGRES_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+/** The throwaway schema of this run's Postgres server (bench_<random>). */
+let postgresSchema: string | undefined;
+
+async function main(): Promise<void> {
+  // `npm run bench -- --render bench/results/<date>.json`: regenerate RESULTS.md from a result file.
+  if (process.argv[2] === '--render' && process.argv[3]) {
+    const saved = JSON.parse(readFileSync(process.argv[3], 'utf8')) as RunResult;
+    writeFile(join(BENCH_DIR, 'RESULTS.md'), renderResults(saved));
+    console.log(`rendered bench/RESULTS.md from ${process.argv[3]}`);
+    return;
+  }
+  const tmp = mkdtempSync(join(tmpdir(), 'fastify-a2a-bench-'));
+  const schema = `bench_${randomSuffix()}`;
+  postgresSchema = schema;
+  const pgUrl = new URL(POSTGRES_URL);
+  pgUrl.searchParams.set('schema', schema);
+  const specs: { spec: ServerSpec; kind: ServerResult['kind'] }[] = [
+    { kind: 'ceiling', spec: { name: 'ceiling', label: 'raw Fastify (ceiling)', entry: 'ceiling.ts' } },
+    { kind: 'sdk', spec: { name: 'sdk', label: '@a2a-js/sdk 0.3.14 + express', entry: 'sdk.ts' } },
+    {
+      kind: 'fastify-a2a',
+      spec: { name: 'memory', label: 'fastify-a2a, memory', entry: 'fastify-a2a.ts', env: { BENCH_STORE: 'memory:' } },
+    },
+    {
+      kind: 'fastify-a2a',
+      spec: {
+        name: 'sqlite',
+        label: 'fastify-a2a, SQLite',
+        entry: 'fastify-a2a.ts',
+        env: { BENCH_STORE: `sqlite:${join(tmp, 'bench.db')}` },
+      },
+    },
+    {
+      kind: 'fastify-a2a',
+      spec: {
+        name: 'postgres',
+        label: 'fastify-a2a, Postgres',
+        entry: 'fastify-a2a.ts',
+        env: { BENCH_STORE: pgUrl.toString() },
+      },
+    },
+  ];
+  const selected = specs.filter(({ spec }) =>
+    profile ? spec.name === profileServer : !onlyServers || onlyServers.includes(spec.name),
+  );
+  if (profile) onlyScenarios.splice(0, onlyScenarios.length, 'send');
+  console.log(
+    `bench: ${config.quick ? 'quick' : 'full'} mode, ${config.durationS} s runs after ${config.warmupS} s warm-up, ${config.connections} connections, ${config.streams} streams held ${config.holdMs} ms${profile ? ', PROFILE' : ''}`,
+  );
+
+  const servers: ServerResult[] = [];
+  try {
+    for (const { spec, kind } of selected) servers.push(await benchServer(spec, kind));
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+    if (selected.some(({ spec }) => spec.name === 'postgres')) {
+      await dropSchema(schema).catch((error) => console.error(`could not drop schema ${schema}: ${error.message}`));
+    }
+  }
+  if (profile) return;
+
+  const result: RunResult = {
+    kind: 'run',
+    date: new Date().toISOString(),
+    machine: machineInfo(),
+    repo: repoInfo(),
+    config,
+    postgres: await postgresSettings(),
+    servers,
+  };
+  // A subset run (BENCH_SERVERS / BENCH_SCENARIOS) must not replace the full run's files.
+  const partial = onlyServers !== undefined || process.env.BENCH_SCENARIOS !== undefined;
+  if (partial) {
+    const jsonPath = join(RESULTS_DIR, 'partial', `${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+    writeFile(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
+    console.log(`\nsubset run: wrote ${jsonPath} (bench/RESULTS.md left as it is; --render this file to see it)`);
+    return;
+  }
+  const jsonPath = join(RESULTS_DIR, `${today()}.json`);
+  writeFile(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
+  writeFile(join(BENCH_DIR, 'RESULTS.md'), renderResults(result));
+  console.log(`\nwrote ${jsonPath} and bench/RESULTS.md`);
+}
+
+await main();
