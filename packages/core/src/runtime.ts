@@ -1045,7 +1045,11 @@ export class A2ARuntime {
           // Nothing new: the task may be gone (purged) or already past its final event.
           const record = await this.store.getTask(taskId);
           if (record === undefined) return;
-          if (record.version <= last && isFinalState(record.task.status.state) && turnId === undefined) return;
+          // Past the last event of a terminal task, nothing more can come. An interrupted task
+          // (input-required) may be about to resume with the turn `turnId` waits for.
+          const { state } = record.task.status;
+          if (record.version <= last && (isTerminalState(state) || (isFinalState(state) && turnId === undefined)))
+            return;
         }
         if (notified || signal?.aborted) continue;
         let timer: NodeJS.Timeout | undefined;
@@ -1062,8 +1066,4 @@ export class A2ARuntime {
       signal?.removeEventListener('abort', onAbort);
     }
   }
-}
-
-export function isStreamTerminal(result: StreamResult): boolean {
-  return result.kind === 'status-update' && result.final;
 }

@@ -276,3 +276,21 @@ describe('tasks/resubscribe', () => {
     }
   });
 });
+
+describe('reconnects after the end', () => {
+  it('a message/stream reconnect with a Last-Event-ID at or past the final event closes at once', async () => {
+    t = await buildApp(echoAgent);
+    const request = rpcBody('message/stream', { message: userMessage('done soon') });
+    const first = parseSse((await t.app.inject({ method: 'POST', url: '/a2a', payload: request })).body);
+    const lastId = first.at(-1)?.id as string;
+    const started = Date.now();
+    const again = await t.app.inject({
+      method: 'POST',
+      url: '/a2a',
+      headers: { 'last-event-id': lastId },
+      payload: request,
+    });
+    expect(parseSse(again.body)).toEqual([]);
+    expect(Date.now() - started).toBeLessThan(1500);
+  });
+});
