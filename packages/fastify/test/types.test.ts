@@ -1,0 +1,43 @@
+/**
+ * Type-level checks, enforced by `npm run typecheck` (tsc over the tests): what the options accept
+ * and refuse, and the executor's turn API. Each `@ts-expect-error` fails the type check if the line
+ * below it ever compiles.
+ */
+import type { A2AStore, Message, MessageInput, Task, TurnContext } from '@fastify-a2a/core';
+import Fastify from 'fastify';
+import { describe, expectTypeOf, it } from 'vitest';
+import { type A2APluginOptions, a2aPlugin } from '../src/index.js';
+
+const card = { name: 'n', description: 'd', version: '1' };
+
+describe('types', () => {
+  it('options: required fields, store forms, and unknown options refused', () => {
+    expectTypeOf<A2APluginOptions['store']>().toEqualTypeOf<A2AStore | string | undefined>();
+    const ok: A2APluginOptions = { agentCard: card, executor: async () => {}, store: 'memory:', leaseTtlMs: 1000 };
+    expectTypeOf(ok).toMatchTypeOf<A2APluginOptions>();
+    // @ts-expect-error executor is required
+    const noExecutor: A2APluginOptions = { agentCard: card };
+    // @ts-expect-error an unknown option does not compile
+    const unknown: A2APluginOptions = { agentCard: card, executor: async () => {}, storage: 'memory:' };
+    // @ts-expect-error the plugin fills in the card's url and protocolVersion
+    const tooMuch: A2APluginOptions = {
+      agentCard: { ...card, url: 'x', protocolVersion: '0.3.0' },
+      executor: async () => {},
+    };
+    void [noExecutor, unknown, tooMuch];
+  });
+
+  it('register accepts the options', async () => {
+    const app = Fastify();
+    await app.register(a2aPlugin, { agentCard: card, executor: { execute: async (turn) => turn.complete() } });
+    await app.close();
+  });
+
+  it('the turn API', () => {
+    expectTypeOf<TurnContext['signal']>().toEqualTypeOf<AbortSignal>();
+    expectTypeOf<TurnContext['task']>().toEqualTypeOf<Task>();
+    expectTypeOf<TurnContext['message']>().toEqualTypeOf<Message>();
+    expectTypeOf<TurnContext['artifact']>().returns.toEqualTypeOf<Promise<string>>();
+    expectTypeOf<TurnContext['requireInput']>().parameter(0).toEqualTypeOf<MessageInput>();
+  });
+});
