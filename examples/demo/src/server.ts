@@ -1,7 +1,8 @@
 /**
  * The demo: `npm start` serves the demo agent on HOST:PORT (default 127.0.0.1:41241).
  * Environment: DEMO_AGENT (echo | tck, default echo), A2A_STORE (memory:, sqlite:<path>,
- * postgres://…; default sqlite:./.data/a2a.db), A2A_BASE_URL (public URL for the card), LOG_LEVEL.
+ * postgres://…; default sqlite:./.data/a2a.db), A2A_BASE_URL (public URL for the card),
+ * A2A_LEASE_TTL_MS (how soon a crashed worker's tasks are failed), LOG_LEVEL.
  */
 import Fastify from 'fastify';
 import { a2aPlugin } from 'fastify-a2a';
@@ -24,6 +25,7 @@ try {
     executor: demoAgents[agentName],
     store,
     ...(process.env.A2A_BASE_URL ? { baseUrl: process.env.A2A_BASE_URL } : {}),
+    ...(process.env.A2A_LEASE_TTL_MS ? { leaseTtlMs: Number(process.env.A2A_LEASE_TTL_MS) } : {}),
   });
   await app.listen({ host, port });
 } catch (error) {

@@ -78,7 +78,8 @@ process.once('exit', killAll);
 /** This process's environment without the demo's own variables, which a developer's shell may set. */
 function inherited(): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of ['A2A_BASE_URL', 'HOST', 'PORT', 'A2A_STORE', 'DEMO_AGENT', 'LOG_LEVEL']) delete env[name];
+  for (const name of ['A2A_BASE_URL', 'A2A_LEASE_TTL_MS', 'HOST', 'PORT', 'A2A_STORE', 'DEMO_AGENT', 'LOG_LEVEL'])
+    delete env[name];
   return env;
 }
 

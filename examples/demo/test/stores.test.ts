@@ -88,6 +88,35 @@ describe.each(stores)('the demo on $name', (store) => {
       expect(artifactText(got.artifacts?.[0])).toBe('remember me please');
     });
 
+    it('after a crash (SIGKILL mid-turn) and a restart, the interrupted task is failed within the lease TTL', async () => {
+      const url = store.url();
+      const env = { A2A_LEASE_TTL_MS: '2000' };
+      const first = await startDemo(url, env);
+      const sent = await rpc<Task>(first.baseUrl, 'message/send', {
+        message: userMessage('sleep:60000'),
+        configuration: { blocking: false },
+      });
+      const task = sent.result as Task;
+      await new Promise((r) => setTimeout(r, 300));
+      expect(await first.stop('SIGKILL')).toMatchObject({ signal: 'SIGKILL' });
+
+      const second = await startDemo(url, env);
+      const restartedAt = Date.now();
+      let got: Task | undefined;
+      while (Date.now() - restartedAt < 6000) {
+        got = (await rpc<Task>(second.baseUrl, 'tasks/get', { id: task.id })).result;
+        if (got?.status.state === 'failed') break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(got?.status.state).toBe('failed');
+      expect(got?.status.message?.parts[0]).toMatchObject({
+        kind: 'text',
+        text: expect.stringMatching(/^Worker lost/),
+      });
+      // and the restarted demo serves new work
+      expect((await send(second, 'alive again')).status.state).toBe('completed');
+    });
+
     it('keeps a task waiting for input across a restart, and the answer after it completes the task', async () => {
       const url = store.url();
       const first = await startDemo(url);
