@@ -19,8 +19,8 @@ describe('types', () => {
     const noExecutor: A2APluginOptions = { agentCard: card };
     // @ts-expect-error an unknown option does not compile
     const unknown: A2APluginOptions = { agentCard: card, executor: async () => {}, storage: 'memory:' };
-    // @ts-expect-error the plugin fills in the card's url and protocolVersion
     const tooMuch: A2APluginOptions = {
+      // @ts-expect-error the plugin fills in the card's url and protocolVersion
       agentCard: { ...card, url: 'x', protocolVersion: '0.3.0' },
       executor: async () => {},
     };
