@@ -209,7 +209,7 @@ export function renderResults(result: RunResult): string {
       .map(([wait, n]) => `${wait} ${n.toFixed(2)}`)
       .join(', ');
     push(
-      `What the Postgres store's backends waited on during message/send (pg_stat_activity every 100 ms; average number of active backends per wait event): ${top}. \`Lock/object\` is the lock a transaction that ran NOTIFY takes at commit (one at a time, database-wide); \`IO/WALSync\` is the commit's WAL flush.`,
+      `What the Postgres store's backends waited on during message/send (pg_stat_activity every 100 ms; average number of active backends per wait event): ${top}. \`Lock/object\` is the lock a transaction that ran NOTIFY takes at commit (one at a time, across the whole Postgres server); \`IO/WALSync\` is the commit's WAL flush.`,
       '',
     );
   }
