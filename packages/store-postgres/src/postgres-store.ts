@@ -304,7 +304,10 @@ function statements(schema: string) {
         WHERE namespace = $1 AND context_id = $2 AND position = $3 AND task_id = $4 AND turn_id = $5
         RETURNING 1
       )
-      SELECT pg_notify($6, $7) FROM finished`,
+      SELECT pg_notify($6, $7) FROM finished
+      -- Only when a turn waits behind this one: a transaction that ran NOTIFY takes a
+      -- server-wide lock at commit, so notifying on every finish would serialise all workers.
+      WHERE EXISTS (SELECT 1 FROM ${s}.turns WHERE namespace = $1 AND context_id = $2 AND position > $3)`,
     workerTurns: `SELECT ${turnColumns} FROM ${s}.turns WHERE namespace = $1 AND worker_id = $2 ORDER BY position`,
     // One statement: the DELETE locks each expired row, so a concurrent claimer waits, then finds
     // the row gone (or renewed by a heartbeat meanwhile: the lease is checked again) and skips it.
@@ -691,7 +694,8 @@ export class PostgresStore implements A2AStore {
   }
 
   async finishTurn(ticket: TurnTicket, ctx?: StoreCallContext): Promise<void> {
-    // Sequence 0: "look again", never new events. Waiters behind this turn subscribe to its task.
+    // Sequence 0: "look again", never new events. Waiters behind this turn subscribe to its task;
+    // rowCount is 1 only when the ticket was removed and some turn waits behind it.
     const { rowCount } = await this.#query(
       this.#sql.finishTurn,
       [

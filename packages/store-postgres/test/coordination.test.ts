@@ -167,11 +167,12 @@ describe('turn queue across instances', () => {
     }
   });
 
-  it('finishTurn NOTIFYs "<taskId>:0" to subscribers on other instances, and tells its own at once', async () => {
+  it('finishTurn NOTIFYs "<taskId>:0" to subscribers on other instances when a turn waits behind, and tells its own at once', async () => {
     const namespace = freshNamespace();
     const finisher = await openStore({ namespace, listen: false });
     const waiter = await openStore({ namespace });
     const ticket = await finisher.enqueueTurn({ contextId: 'ctx', taskId: 'task-ahead', turnId: 'm', workerId: 'w' });
+    await waiter.enqueueTurn({ contextId: 'ctx', taskId: 'task-behind', turnId: 'm2', workerId: 'w2' });
     const heardThere: number[] = [];
     const heardHere: number[] = [];
     waiter.subscribe('task-ahead', (seq) => heardThere.push(seq));
@@ -186,6 +187,19 @@ describe('turn queue across instances', () => {
     await sleep(200);
     expect(heardHere).toEqual([0]);
     expect(heardThere).toEqual([0]);
+  });
+
+  it('finishTurn with nobody waiting behind sends no NOTIFY (a NOTIFY serialises commits server-wide)', async () => {
+    const namespace = freshNamespace();
+    const finisher = await openStore({ namespace, listen: false });
+    const listener = await openStore({ namespace });
+    const ticket = await finisher.enqueueTurn({ contextId: 'alone', taskId: 'task-alone', turnId: 'm', workerId: 'w' });
+    const heard: number[] = [];
+    listener.subscribe('task-alone', (seq) => heard.push(seq));
+    await finisher.finishTurn(ticket);
+    await sleep(300);
+    expect(heard).toEqual([]);
+    expect((await finisher.turnReadiness(ticket)).ready).toBe(true);
   });
 });
 
