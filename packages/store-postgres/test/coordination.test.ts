@@ -296,14 +296,17 @@ describe('round trips', () => {
    */
   async function counted(
     onError: (error: unknown, store: PostgresStore) => Promise<void> = async () => {},
-  ): Promise<{ store: PostgresStore; calls: () => number }> {
+  ): Promise<{ store: PostgresStore; calls: () => number; notifies: () => number }> {
     const pool = new pg.Pool({ connectionString: db.url, max: 2 });
     pools.push(pool);
     let calls = 0;
+    let notifies = 0;
     const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
     const store = new PostgresStore({ pool, schema: db.schema, namespace: freshNamespace(), listen: false });
     (pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
-      calls += 1;
+      // The coalesced NOTIFY after commits runs on its own, after the call that caused it.
+      if (String(args[0]).includes("set_config('synchronous_commit'")) notifies += 1;
+      else calls += 1;
       try {
         return await query(...args);
       } catch (error) {
@@ -313,8 +316,17 @@ describe('round trips', () => {
     };
     opened.push(store);
     await store.open();
-    return { store, calls: () => calls };
+    return { store, calls: () => calls, notifies: () => notifies };
   }
+
+  it('commits tell other processes in one NOTIFY per event-loop turn, outside the commit', async () => {
+    const { store, calls, notifies } = await counted();
+    const before = calls();
+    await Promise.all(Array.from({ length: 20 }, (_, i) => createTask(store, taskFixture({ id: `burst-${i}` }))));
+    expect(calls() - before).toBe(20);
+    await expect.poll(() => notifies(), { timeout: 5_000 }).toBeGreaterThanOrEqual(1);
+    expect(notifies()).toBeLessThanOrEqual(3);
+  });
 
   it('commit (with its message index), enqueueTurn, turnReadiness, finishTurn and claimExpiredWorkers are one statement each', async () => {
     const { store, calls } = await counted();
