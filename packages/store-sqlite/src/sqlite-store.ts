@@ -6,7 +6,7 @@
  * lost update).
  */
 
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
   A2AError,
@@ -403,7 +403,14 @@ function ensureDirectory(dir: string): void {
     missing.push(current);
     if (dirname(current) === current) break;
   }
-  for (const path of missing.reverse()) mkdirSync(path);
+  for (const path of missing.reverse()) {
+    try {
+      mkdirSync(path);
+    } catch (error) {
+      // Another process starting on the same file created it first.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !statSync(path).isDirectory()) throw error;
+    }
+  }
 }
 
 /**
