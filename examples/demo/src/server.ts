@@ -4,6 +4,7 @@
  * postgres://…; default sqlite:./.data/a2a.db), A2A_BASE_URL (public URL for the card),
  * A2A_LEASE_TTL_MS (how soon a crashed worker's tasks are failed), LOG_LEVEL.
  */
+import { redact } from '@fastify-a2a/core';
 import Fastify from 'fastify';
 import { a2aPlugin } from 'fastify-a2a';
 import { type DemoAgentName, demoAgents, demoCard } from './agents.js';
@@ -35,7 +36,7 @@ try {
 }
 const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 console.log(
-  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${store.replace(/\/\/([^:/@]+):[^@/]*@/, '//$1:***@')})`,
+  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)})`,
 );
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

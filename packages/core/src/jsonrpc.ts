@@ -163,7 +163,7 @@ export class JsonRpcHandler {
 
   #errorFor(id: JsonRpcId, method: string, error: unknown): RpcOutcome {
     if (A2AError.is(error) && error.jsonRpcCode !== JsonRpcErrorCode.InternalError) {
-      return errorOutcome(id, error.jsonRpcCode, error.message, error.data);
+      return { type: 'response', response: errorResponse(id, error) };
     }
     // Internal errors are logged with their stack; the client gets a message without one.
     this.#log?.error({ err: error, method }, 'a2a: internal error');

@@ -318,9 +318,8 @@ export class A2ARuntime {
   readonly #id: () => string;
   readonly #options: A2ARuntimeOptions;
   readonly #leaseTtlMs: number;
-  /** Turns accepted by this worker and not finished yet, by task id (the latest per task). */
-  readonly #turns = new Map<string, Turn>();
-  readonly #allTurns = new Set<Turn>();
+  /** Turns accepted by this worker and not finished yet. */
+  readonly #turns = new Set<Turn>();
   #sweepTimer: NodeJS.Timeout | undefined;
   #leaseTimer: NodeJS.Timeout | undefined;
   #leaseRunning = false;
@@ -385,7 +384,7 @@ export class A2ARuntime {
         // worker may have declared it dead and failed its tasks. Its turns must not go on, or a
         // context could run two turns at once; abort them (their writes are refused anyway).
         this.#log.error({ workerId: this.workerId }, 'a2a: this worker lost its lease; aborting its running turns');
-        for (const turn of this.#allTurns) turn.abort('lease-lost');
+        for (const turn of this.#turns) turn.abort('lease-lost');
       }
       this.#leaseEnd = leaseUntil;
       const now = this.#clock();
@@ -447,9 +446,9 @@ export class A2ARuntime {
     if (this.#started === undefined) return;
     await this.#started.catch(() => undefined);
     const drainMs = this.#options.drainTimeoutMs ?? 10_000;
-    const turns = [...this.#allTurns];
+    const turns = [...this.#turns];
     await Promise.race([Promise.allSettled(turns.map((t) => t.done.promise)), delay(drainMs)]);
-    const left = [...this.#allTurns];
+    const left = [...this.#turns];
     for (const turn of left) turn.abort('shutdown');
     await Promise.race([Promise.allSettled(left.map((t) => t.done.promise)), delay(1000)]);
     const reason = this.#shutdownReason();
@@ -526,22 +525,15 @@ export class A2ARuntime {
    * final status or turn-end event, or undefined while it runs.
    */
   async #turnEnd(taskId: string, turnId: string): Promise<number | undefined> {
-    let after = 0;
-    let started = false;
+    let after = await this.#turnStart(taskId, turnId);
     for (;;) {
       const events = await this.store.readEvents(taskId, after, 256);
       if (events.length === 0) return undefined;
       for (const { seq, event } of events) {
-        after = seq;
-        if (!started) {
-          started =
-            (event.kind === 'task' && event.history?.[0]?.messageId === turnId) ||
-            (event.kind === 'message' && event.messageId === turnId);
-          continue;
-        }
         if ((event.kind === 'turn-end' && event.turnId === turnId) || endsStream(event)) return seq;
         // The next user message starts another turn: this one ended before it.
         if (event.kind === 'message') return seq - 1;
+        after = seq;
       }
     }
   }
@@ -553,6 +545,7 @@ export class A2ARuntime {
     }
   }
 
+  /** The sequence of the event that recorded user message `turnId` (the log's end if it is not there). */
   async #turnStart(taskId: string, turnId: string): Promise<number> {
     let after = 0;
     for (;;) {
@@ -669,8 +662,7 @@ export class A2ARuntime {
     }
     const turn = new Turn(incoming.messageId, message, incoming.taskId === undefined, writer, ticket);
     this.#watch(turn);
-    this.#turns.set(taskId, turn);
-    this.#allTurns.add(turn);
+    this.#turns.add(turn);
     void this.#schedule(turn);
     return { kind: 'turn', turn };
   }
@@ -688,8 +680,7 @@ export class A2ARuntime {
         .catch((error) =>
           this.#log.error({ err: error, taskId: turn.taskId }, "a2a: could not free the turn's queue slot"),
         );
-      if (this.#turns.get(turn.taskId) === turn) this.#turns.delete(turn.taskId);
-      this.#allTurns.delete(turn);
+      this.#turns.delete(turn);
       turn.unsubscribe?.();
       turn.settle();
       turn.done.resolve();
@@ -973,9 +964,8 @@ export class A2ARuntime {
       if (isTerminalState(task.status.state)) throw taskNotCancelable(task.id, task.status.state);
       return [this.#statusEvent(task, 'canceled')];
     });
-    // Abort a local turn at once rather than waiting for the notification round trip.
-    const local = this.#turns.get(params.id);
-    local?.abort('canceled');
+    // Abort local turns of the task at once rather than waiting for the notification round trip.
+    for (const turn of this.#turns) if (turn.taskId === params.id) turn.abort('canceled');
     return writer.task;
   }
 

@@ -307,12 +307,11 @@ const routes: FastifyPluginAsync<A2APluginOptions> = async (fastify: FastifyInst
           },
         };
       }
-      const body = request.body === undefined || request.body === '' ? '' : request.body;
       const lastEventHeader = request.headers['last-event-id'];
       const lastEventId =
         typeof lastEventHeader === 'string' && /^\d+$/.test(lastEventHeader) ? Number(lastEventHeader) : undefined;
       const controller = new AbortController();
-      const outcome = await rpc.handle(body, {
+      const outcome = await rpc.handle(request.body ?? '', {
         signal: controller.signal,
         ...(lastEventId !== undefined ? { lastEventId } : {}),
       });
