@@ -1,6 +1,7 @@
 export * from './coordination.js';
 export * from './errors.js';
 export * from './executor.js';
+export * from './json.js';
 export * from './jsonrpc.js';
 export * from './runtime.js';
 export * as schemas from './schemas.js';

@@ -19,7 +19,8 @@ import {
   toArtifact,
   toExecutor,
 } from './executor.js';
-import type { A2AStore, Clock, StoredEvent, TaskEvent } from './store.js';
+import { cloneJson } from './json.js';
+import type { A2AStore, Clock, CommitResult, TaskEvent } from './store.js';
 import { systemClock } from './store.js';
 import { applyEvents, endsStream, withHistoryLength } from './task-state.js';
 import {
@@ -107,6 +108,18 @@ interface TurnOutcome {
   reply?: Message;
 }
 
+interface CommitOptions {
+  /** The snapshot after the events, as the caller already computed it for the current one. */
+  precomputed?: Task | undefined;
+  enqueueTurn?: { turnId: string; workerId: string } | undefined;
+  finishTurn?: TurnTicket | undefined;
+}
+
+/** Whether `event`, written by turn `turnId`, ends that turn: a final status (§7.2 `final`) or its turn end. */
+function endsTurn(event: TaskEvent, turnId: string): boolean {
+  return endsStream(event) || (event.kind === 'turn-end' && event.turnId === turnId);
+}
+
 /** A task snapshot with the version it was read at, and version-checked writes with retry. */
 class TaskWriter {
   task: Task;
@@ -123,28 +136,34 @@ class TaskWriter {
 
   /**
    * Builds events from the current snapshot and commits them; on a version conflict reloads and
-   * builds again. Returns false when `build` decided there is nothing to write.
+   * builds again. Returns undefined when `build` decided there is nothing to write.
    */
-  async commit(build: (task: Task) => TaskEvent[] | undefined, precomputed?: Task, maxAttempts = 20): Promise<boolean> {
+  async commit(
+    build: (task: Task) => TaskEvent[] | undefined,
+    options: CommitOptions = {},
+  ): Promise<CommitResult | undefined> {
+    const maxAttempts = 20;
     for (let attempt = 1; ; attempt++) {
       const events = build(this.task);
-      if (events === undefined || events.length === 0) return false;
+      if (events === undefined || events.length === 0) return undefined;
       // `precomputed` is the caller's result of applying these events to this very snapshot; after
       // a conflict the snapshot is another one, so the events are applied again.
       const next =
-        attempt === 1 && precomputed !== undefined
-          ? precomputed
+        attempt === 1 && options.precomputed !== undefined
+          ? options.precomputed
           : applyEvents(this.version === 0 ? undefined : this.task, events);
       try {
-        const stored = await this.store.commit({
+        const result = await this.store.commit({
           taskId: this.task.id,
           expectedVersion: this.version,
           task: next,
           events,
+          ...(options.enqueueTurn === undefined ? {} : { enqueueTurn: options.enqueueTurn }),
+          ...(options.finishTurn === undefined ? {} : { finishTurn: options.finishTurn }),
         });
         this.task = next;
-        this.version = (stored[stored.length - 1] as StoredEvent).seq;
-        return true;
+        this.version = result.version;
+        return result;
       } catch (error) {
         if (!(A2AError.is(error) && error.code === 'VERSION_CONFLICT') || attempt >= maxAttempts) throw error;
         await this.reload();
@@ -190,7 +209,16 @@ class Turn {
   lastArtifactId: string | undefined;
   /** The turn waited behind another turn of its context before it ran. */
   waited = false;
+  /**
+   * A final status or the turn end is staged: the turn is over, and later updates of the agent are
+   * dropped (the context's next turn may already be running, on any worker).
+   */
+  ended = false;
+  /** The commit that ended the turn also removed its ticket from the context's queue. */
+  ticketFinished = false;
   #queue: TaskEvent[] = [];
+  /** The queued batch holds the event that ends the turn: its commit finishes the ticket too. */
+  #endQueued = false;
   #waiters: { resolve: (written: boolean) => void; reject: (error: unknown) => void }[] = [];
   #pumping: Promise<void> | undefined;
   #inFlight = 0;
@@ -201,6 +229,8 @@ class Turn {
     readonly id: string,
     readonly message: Message,
     readonly isNewTask: boolean,
+    /** The context was created by this message (its id generated here): no other turn, no state. */
+    readonly isNewContext: boolean,
     writer: TaskWriter,
     readonly ticket: TurnTicket,
   ) {
@@ -225,12 +255,18 @@ class Turn {
    * from any worker); undefined when there was nothing to write (the task is already terminal).
    */
   stage(build: (projected: Task) => TaskEvent[] | undefined): Promise<boolean> | undefined {
-    if (isTerminalState(this.projected.status.state)) return undefined;
+    if (this.ended || isTerminalState(this.projected.status.state)) return undefined;
     const events = build(this.projected);
     if (events === undefined || events.length === 0) return undefined;
     this.projected = applyEvents(this.projected, events);
     const written = new Promise<boolean>((resolve, reject) => this.#waiters.push({ resolve, reject }));
-    this.#queue.push(...events);
+    for (const event of events) {
+      this.#queue.push(event);
+      if (endsTurn(event, this.id)) {
+        this.ended = true;
+        this.#endQueued = true;
+      }
+    }
     this.#pumping ??= this.#pump();
     return written;
   }
@@ -242,8 +278,10 @@ class Turn {
       await new Promise<void>((resolve) => setImmediate(resolve));
       const events = this.#queue;
       const waiters = this.#waiters;
+      const ends = this.#endQueued;
       this.#queue = [];
       this.#waiters = [];
+      this.#endQueued = false;
       this.#inFlight = events.length;
       // While nothing else wrote the task, `projected` is exactly this batch applied to the
       // writer's snapshot: commit it as is instead of applying the events a second time.
@@ -251,10 +289,13 @@ class Turn {
       const precomputed = this.#diverged ? undefined : this.projected;
       try {
         // Dropped when the task turned terminal (canceled elsewhere): §6.3, terminal is final.
-        const written = await this.writer.commit(
-          (task) => (isTerminalState(task.status.state) ? undefined : events),
+        // The batch that ends the turn frees its place in the context's queue in the same commit.
+        const result = await this.writer.commit((task) => (isTerminalState(task.status.state) ? undefined : events), {
           precomputed,
-        );
+          finishTurn: ends ? this.ticket : undefined,
+        });
+        const written = result !== undefined;
+        if (written && ends) this.ticketFinished = true;
         if (!written || this.writer.version !== startVersion + events.length) this.#diverged = true;
         for (const waiter of waiters) waiter.resolve(written);
       } catch (error) {
@@ -413,9 +454,11 @@ export class A2ARuntime {
       const ended = last[0]?.event.kind === 'turn-end' && last[0].event.turnId === ticket.turnId;
       if (!ended) {
         const writer = new TaskWriter(this.store, record.task, record.version);
-        await writer.commit((task) =>
-          isFinalState(task.status.state) ? undefined : [this.#statusEvent(task, 'failed', reason)],
+        const failed = await writer.commit(
+          (task) => (isFinalState(task.status.state) ? undefined : [this.#statusEvent(task, 'failed', reason)]),
+          { finishTurn: ticket },
         );
+        if (failed !== undefined) return;
       }
     }
     await this.store.finishTurn(ticket);
@@ -455,7 +498,7 @@ export class A2ARuntime {
     for (const turn of left) {
       try {
         await this.#finishTurn(turn, reason);
-        await this.store.finishTurn(turn.ticket);
+        if (!turn.ticketFinished) await this.store.finishTurn(turn.ticket);
       } catch (error) {
         this.#log.error({ err: error, taskId: turn.taskId }, 'a2a: could not fail an interrupted turn');
       }
@@ -641,18 +684,15 @@ export class A2ARuntime {
       firstEvents = () => [task];
     }
 
-    // Queue first, then record the message: the queue position is the turn's place in its
-    // context's arrival order, across every worker sharing the store.
-    const ticket = await this.store.enqueueTurn({
-      contextId,
-      taskId,
-      turnId: incoming.messageId,
-      workerId: this.workerId,
-    });
+    // Record the message and take the turn's place in its context's queue in one commit: the
+    // position is the turn's place in the context's arrival order, across every worker sharing the
+    // store. A refused commit (duplicate message, terminal task) enqueued nothing.
+    let ticket: TurnTicket | undefined;
     try {
-      await writer.commit(firstEvents);
+      ticket = (
+        await writer.commit(firstEvents, { enqueueTurn: { turnId: incoming.messageId, workerId: this.workerId } })
+      )?.turn;
     } catch (error) {
-      await this.store.finishTurn(ticket).catch(() => undefined);
       if (A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE') {
         // The same message reached another worker at the same moment; answer like a retry.
         const entry = await this.store.findMessage(incoming.messageId);
@@ -660,7 +700,9 @@ export class A2ARuntime {
       }
       throw error;
     }
-    const turn = new Turn(incoming.messageId, message, incoming.taskId === undefined, writer, ticket);
+    if (ticket === undefined) throw new A2AError('INTERNAL', 'The store did not return the enqueued turn.');
+    const isNewContext = incoming.contextId === undefined && incoming.taskId === undefined;
+    const turn = new Turn(incoming.messageId, message, incoming.taskId === undefined, isNewContext, writer, ticket);
     this.#watch(turn);
     this.#turns.add(turn);
     void this.#schedule(turn);
@@ -675,11 +717,15 @@ export class A2ARuntime {
     } catch (error) {
       this.#log.error({ err: error, taskId: turn.taskId }, 'a2a: turn failed unexpectedly');
     } finally {
-      await this.store
-        .finishTurn(turn.ticket)
-        .catch((error) =>
-          this.#log.error({ err: error, taskId: turn.taskId }, "a2a: could not free the turn's queue slot"),
-        );
+      // Usually the commit that ended the turn freed its slot; not when the turn never ran, its
+      // last write was refused (canceled meanwhile) or failed.
+      if (!turn.ticketFinished) {
+        await this.store
+          .finishTurn(turn.ticket)
+          .catch((error) =>
+            this.#log.error({ err: error, taskId: turn.taskId }, "a2a: could not free the turn's queue slot"),
+          );
+      }
       this.#turns.delete(turn);
       turn.unsubscribe?.();
       turn.settle();
@@ -688,6 +734,8 @@ export class A2ARuntime {
   }
 
   async #waitForTurnSlot(turn: Turn): Promise<void> {
+    // A context this very message created has no other turn (its id was not known to anyone).
+    if (turn.isNewContext) return;
     const pollMs = this.#options.turnPollIntervalMs ?? 100;
     const { signal } = turn.controller;
     for (;;) {
@@ -765,7 +813,8 @@ export class A2ARuntime {
     if (isTerminalState(previousState)) return;
     // Not awaited: `working` goes to the store together with the agent's first updates.
     void turn.stage((task) => [this.#statusEvent(task, 'working')])?.catch(() => undefined);
-    const contextRecord = await this.store.getContext(turn.writer.task.contextId);
+    // A context this message created has no state yet: no read for it.
+    const contextRecord = turn.isNewContext ? undefined : await this.store.getContext(turn.writer.task.contextId);
     const context = this.#turnContext(turn, previousState, contextRecord?.state);
 
     let timer: NodeJS.Timeout | undefined;
@@ -836,6 +885,7 @@ export class A2ARuntime {
 
   #turnContext(turn: Turn, previousState: TaskState, contextState: unknown): TurnContext {
     const { task } = turn.writer;
+    const projectedAtStart = turn.projected;
     const ids = () => ({ taskId: task.id, contextId: task.contextId, messageId: this.#id() });
     /**
      * Queues an update. A final state (and a reply) resolves once it is in the store; other updates
@@ -875,9 +925,18 @@ export class A2ARuntime {
         ],
         isFinalState(state) ? { durable: true, after: () => turn.settle() } : {},
       );
+    // Copies for the agent, made only if it reads them: it may mutate them freely.
+    let messageCopy: Message | undefined;
+    let taskCopy: Task | undefined;
     return {
-      message: structuredClone(turn.message),
-      task: structuredClone(turn.projected),
+      get message() {
+        messageCopy ??= cloneJson(turn.message);
+        return messageCopy;
+      },
+      get task() {
+        taskCopy ??= cloneJson(projectedAtStart);
+        return taskCopy;
+      },
       taskId: task.id,
       contextId: task.contextId,
       isNewTask: turn.isNewTask,

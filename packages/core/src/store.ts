@@ -10,7 +10,9 @@
  * Stores are deliberately dumb: they persist what the runtime computed (see `applyEvents` in
  * `task-state.ts`) and never interpret protocol rules, so every adapter behaves the same.
  *
- * All data is copied in and out: callers may mutate what they pass or receive.
+ * All data is copied in and out: callers may mutate what they pass or receive. Data is JSON: a
+ * store gives back what `JSON.parse(JSON.stringify(x))` of what it was given would be (a `Date`
+ * comes back as its ISO string, `undefined` properties are gone), whatever the backend.
  *
  * Rules every adapter follows (the conformance suite checks them):
  * - `supports` can be read right after construction, before `open()`.
@@ -23,7 +25,8 @@
  * - `limit` arguments are integers ≥ 0.
  */
 
-import type { CoordinationStore } from './coordination.js';
+import type { CoordinationStore, TurnTicket } from './coordination.js';
+import { A2AError } from './errors.js';
 import type { Message, Task, TaskArtifactUpdateEvent, TaskStatusUpdateEvent } from './types.js';
 
 /** Internal marker: the turn `turnId` ended with the task still non-final (e.g. `working`). */
@@ -67,6 +70,26 @@ export interface CommitRequest {
   task: Task;
   /** At least one event; they get sequence numbers expectedVersion+1, expectedVersion+2, … */
   events: TaskEvent[];
+  /**
+   * Also appends a turn of this task to its context's queue, in the same transaction (the ticket's
+   * `taskId` and `contextId` are the task's): the same as {@link CoordinationStore.enqueueTurn}
+   * right before the commit, in one round trip. A refused commit enqueues nothing.
+   */
+  enqueueTurn?: { turnId: string; workerId: string };
+  /**
+   * Also removes this ticket from its queue, in the same transaction: the turn ended with these
+   * events (its final status, or its turn end). It must be a ticket of this task. Subscribers of
+   * the task hear of the commit as usual, which is what a turn waiting behind this one waits for.
+   * A refused commit removes nothing.
+   */
+  finishTurn?: TurnTicket;
+}
+
+export interface CommitResult {
+  /** The task's version after the commit: the sequence number of its last event. */
+  version: number;
+  /** The ticket `enqueueTurn` added (not yet known to be ready: ask {@link CoordinationStore.turnReadiness}). */
+  turn?: TurnTicket;
 }
 
 export interface ContextRecord {
@@ -112,15 +135,17 @@ export interface TaskStore {
   /**
    * Atomically checks the task's version, stores the new snapshot and appends the events.
    * `expectedVersion: 0` creates the task and fails if it exists. In the same transaction it
-   * indexes user message ids (see {@link CoordinationStore.findMessage}).
-   * @returns the stored events with their sequence numbers.
+   * indexes user message ids (see {@link CoordinationStore.findMessage}), and enqueues or finishes
+   * a turn when asked to.
+   * @returns the new version (and the enqueued ticket); read the stored events with `readEvents`.
    * @throws {VersionConflictError} when the task's version is not `expectedVersion`
    *   (including: creating a task that exists, or updating one that does not).
    * @throws {DuplicateMessageError} when a user message id in `events` is already indexed (for
    *   this or another task); nothing is written.
-   * @throws {A2AError} `INTERNAL` for an empty `events` list or a snapshot whose id is not `taskId`.
+   * @throws {A2AError} `INTERNAL` for an empty `events` list, a snapshot whose id is not `taskId`,
+   *   or a `finishTurn` ticket of another task.
    */
-  commit(request: CommitRequest, ctx?: StoreCallContext): Promise<StoredEvent[]>;
+  commit(request: CommitRequest, ctx?: StoreCallContext): Promise<CommitResult>;
 
   /** The task with its version, or `undefined` when it does not exist (or was purged). */
   getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined>;
@@ -170,3 +195,25 @@ export interface A2AStore extends TaskStore, ContextStore, EventNotifier, Coordi
 /** Clock injected into stores and the runtime so tests control time without sleeping. */
 export type Clock = () => number;
 export const systemClock: Clock = () => Date.now();
+
+/**
+ * The checks every store makes on a commit request before touching its data; stores call it so
+ * that they refuse the same requests with the same messages.
+ * @throws {A2AError} `INTERNAL` naming what is wrong with the request.
+ */
+export function checkCommitRequest(request: CommitRequest, storeName: string): void {
+  const { taskId, expectedVersion, task, events, finishTurn } = request;
+  const refuse = (problem: string): never => {
+    throw new A2AError('INTERNAL', `${storeName}: commit() for task "${taskId}" ${problem}.`, { data: { taskId } });
+  };
+  if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 0) {
+    refuse(`needs expectedVersion to be an integer >= 0, got ${String(expectedVersion)}`);
+  }
+  if (!Array.isArray(events) || events.length === 0) refuse('has no events; send at least one');
+  if (task?.id !== taskId) refuse(`carries the snapshot of task "${String(task?.id)}"; they must match`);
+  if (finishTurn !== undefined && (finishTurn.taskId !== taskId || finishTurn.contextId !== task.contextId)) {
+    refuse(
+      `was asked to finish a turn of task "${finishTurn.taskId}" in context "${finishTurn.contextId}"; only a turn of this task can end with its commit`,
+    );
+  }
+}

@@ -125,6 +125,51 @@ describe('message/send', () => {
     expect(log).toEqual(['start 1', 'end 1', 'start 2', 'end 2', 'start 3', 'end 3']);
   });
 
+  it('a turn ends at its final status: the next turn of the context may start, later updates are dropped', async () => {
+    let releaseFirst!: () => void;
+    const firstHeldBack = new Promise<void>((resolve) => {
+      releaseFirst = resolve;
+    });
+    const log: string[] = [];
+    let lateWrites: Promise<unknown> | undefined;
+    t = await buildApp(
+      async (turn) => {
+        log.push(`start ${turn.text}`);
+        if (turn.text === 'ask') {
+          await turn.requireInput('which one?');
+          // Still running after the final status: these belong to no turn any more.
+          await firstHeldBack;
+          lateWrites = Promise.all([
+            turn.artifact({ text: 'late' }),
+            turn.working('late status'),
+            turn.complete('late'),
+          ]);
+          await lateWrites;
+          log.push('end ask');
+          return;
+        }
+        await turn.complete(`done ${turn.text}`);
+        log.push(`end ${turn.text}`);
+      },
+      { workerId: 'tail-worker' },
+    );
+    const asked = result(await t.call<Task>('message/send', { message: userMessage('ask', { contextId: 'tail' }) }));
+    expect(asked.status.state).toBe('input-required');
+    // The first agent call has not returned, yet the context's next turn runs and completes.
+    const next = result(await t.call<Task>('message/send', { message: userMessage('next', { contextId: 'tail' }) }));
+    expect(next.status.state).toBe('completed');
+    expect(log).toEqual(['start ask', 'start next', 'end next']);
+
+    releaseFirst();
+    await waitFor(() => log.includes('end ask'));
+    await lateWrites;
+    const after = result(await t.call<Task>('tasks/get', { id: asked.id }));
+    expect(after.status.state).toBe('input-required');
+    expect(after.artifacts ?? []).toEqual([]);
+    // No queued turn is left behind.
+    expect(await t.store.listWorkerTurns('tail-worker')).toEqual([]);
+  });
+
   it('runs turns of different contexts concurrently', async () => {
     let running = 0;
     let maxRunning = 0;

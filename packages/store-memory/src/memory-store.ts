@@ -3,7 +3,10 @@ import {
   type A2AStore,
   type Clock,
   type CommitRequest,
+  type CommitResult,
   type ContextRecord,
+  checkCommitRequest,
+  cloneJson,
   DuplicateMessageError,
   type EnqueueTurnRequest,
   type ExpiredWorker,
@@ -69,8 +72,8 @@ interface Subscription {
 const DEFAULT_MAX_TASKS = 10_000;
 
 /**
- * The reference A2AStore: everything in this process's memory, deep-copied in and out with
- * `structuredClone`. Lost on restart and not shared between processes; use it for tests, demos
+ * The reference A2AStore: everything in this process's memory, deep-copied in and out with JSON's
+ * rules (`cloneJson`), so it gives back what the SQL stores would. Lost on restart and not shared between processes; use it for tests, demos
  * and single-process agents that can lose their tasks.
  */
 export class MemoryStore implements A2AStore {
@@ -138,19 +141,11 @@ export class MemoryStore implements A2AStore {
     this.#assertOpen();
   }
 
-  async commit(request: CommitRequest, ctx?: StoreCallContext): Promise<StoredEvent[]> {
+  async commit(request: CommitRequest, ctx?: StoreCallContext): Promise<CommitResult> {
     this.#check(ctx);
-    const { taskId, expectedVersion, events } = request;
     // Validate everything before touching state, so a failed commit leaves no trace.
-    if (events.length === 0) {
-      throw new A2AError('INTERNAL', `MemoryStore: commit for task "${taskId}" has no events; send at least one.`);
-    }
-    if (request.task.id !== taskId) {
-      throw new A2AError(
-        'INTERNAL',
-        `MemoryStore: commit for task "${taskId}" carries a snapshot of task "${request.task.id}"; they must match.`,
-      );
-    }
+    checkCommitRequest(request, 'MemoryStore');
+    const { taskId, expectedVersion, events } = request;
     const existing = this.#tasks.get(taskId);
     if ((existing?.record.version ?? 0) !== expectedVersion) {
       throw new VersionConflictError(taskId, expectedVersion, existing?.record.version);
@@ -164,11 +159,13 @@ export class MemoryStore implements A2AStore {
       }
       seen.add(messageId);
     }
-    const task = structuredClone(request.task);
+    const task = cloneJson(request.task);
     const now = this.#clock();
+    // A creating commit's `task` event usually is the snapshot itself: one copy serves both, as
+    // nothing here mutates what it stored.
     const stored: StoredEvent[] = events.map((event, i) => ({
       seq: expectedVersion + i + 1,
-      event: structuredClone(event),
+      event: event === request.task ? task : cloneJson(event),
       createdAt: now,
     }));
     const version = expectedVersion + events.length;
@@ -180,7 +177,7 @@ export class MemoryStore implements A2AStore {
       messageIds: [],
     };
     entry.record = { task, version, createdAt: entry.record.createdAt, updatedAt: now };
-    entry.events.push(...stored);
+    for (const event of stored) entry.events.push(event);
     for (const messageId of messageIds) {
       this.#messages.set(messageId, { taskId, contextId: task.contextId });
       entry.messageIds.push(messageId);
@@ -191,15 +188,22 @@ export class MemoryStore implements A2AStore {
     this.#terminal.delete(taskId);
     if (isTerminalState(task.status.state)) this.#terminal.add(taskId);
 
+    let turn: TurnTicket | undefined;
+    if (request.enqueueTurn !== undefined) {
+      const { turnId, workerId } = request.enqueueTurn;
+      turn = this.#enqueue({ contextId: task.contextId, taskId, turnId, workerId });
+    }
+    if (request.finishTurn !== undefined) this.#removeTicket(request.finishTurn);
+
     this.#evict(taskId);
     this.#notify(taskId, version);
-    return structuredClone(stored);
+    return turn === undefined ? { version } : { version, turn };
   }
 
   async getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined> {
     this.#check(ctx);
     const entry = this.#tasks.get(taskId);
-    return entry === undefined ? undefined : structuredClone(entry.record);
+    return entry === undefined ? undefined : cloneJson(entry.record);
   }
 
   async readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]> {
@@ -207,7 +211,7 @@ export class MemoryStore implements A2AStore {
     const events = this.#tasks.get(taskId)?.events ?? [];
     // events[i] has seq i + 1: the log has no gaps.
     const start = Math.max(0, afterSeq);
-    return structuredClone(events.slice(start, limit === undefined ? undefined : start + Math.max(0, limit)));
+    return cloneJson(events.slice(start, limit === undefined ? undefined : start + Math.max(0, limit)));
   }
 
   async listTasksByContext(
@@ -220,7 +224,7 @@ export class MemoryStore implements A2AStore {
       .filter((entry) => entry.record.task.contextId === contextId)
       .sort((a, b) => a.record.createdAt - b.record.createdAt || a.order - b.order);
     const limited = options.limit === undefined ? entries : entries.slice(0, Math.max(0, options.limit));
-    return limited.map((entry) => structuredClone(entry.record));
+    return limited.map((entry) => cloneJson(entry.record));
   }
 
   async listActiveTasks(ctx?: StoreCallContext): Promise<TaskRecord[]> {
@@ -228,7 +232,7 @@ export class MemoryStore implements A2AStore {
     const active: TaskRecord[] = [];
     for (const { record } of this.#tasks.values()) {
       const state = record.task.status.state;
-      if (!isTerminalState(state) && !INTERRUPTED_STATES.has(state)) active.push(structuredClone(record));
+      if (!isTerminalState(state) && !INTERRUPTED_STATES.has(state)) active.push(cloneJson(record));
     }
     return active;
   }
@@ -236,12 +240,13 @@ export class MemoryStore implements A2AStore {
   async getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {
     this.#check(ctx);
     const record = this.#contexts.get(contextId);
-    return record === undefined ? undefined : structuredClone(record);
+    return record === undefined ? undefined : cloneJson(record);
   }
 
   async setContext(contextId: string, state: unknown, ctx?: StoreCallContext): Promise<void> {
     this.#check(ctx);
-    this.#contexts.set(contextId, { contextId, state: structuredClone(state), updatedAt: this.#clock() });
+    // `undefined` (which has no JSON form) is stored as null, as the SQL stores do.
+    this.#contexts.set(contextId, { contextId, state: cloneJson(state) ?? null, updatedAt: this.#clock() });
   }
 
   subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
@@ -289,11 +294,7 @@ export class MemoryStore implements A2AStore {
   async enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<TurnTicket> {
     this.#check(ctx);
     const { contextId, taskId, turnId, workerId } = request;
-    const ticket: TurnTicket = { contextId, position: ++this.#lastPosition, taskId, turnId, workerId };
-    const queue = this.#queues.get(contextId);
-    if (queue === undefined) this.#queues.set(contextId, [ticket]);
-    else queue.push(ticket); // the highest position so far: the queue stays sorted
-    return { ...ticket };
+    return this.#enqueue({ contextId, taskId, turnId, workerId });
   }
 
   async turnReadiness(ticket: TurnTicket, ctx?: StoreCallContext): Promise<TurnReadiness> {
@@ -306,12 +307,7 @@ export class MemoryStore implements A2AStore {
   /** Also wakes local subscribers of the ticket's task with seq 0, so turns waiting behind it re-check. */
   async finishTurn(ticket: TurnTicket, ctx?: StoreCallContext): Promise<void> {
     this.#check(ctx);
-    const queue = this.#queues.get(ticket.contextId);
-    const index = queue?.findIndex((queued) => queued.position === ticket.position) ?? -1;
-    if (queue === undefined || index === -1) return;
-    queue.splice(index, 1);
-    if (queue.length === 0) this.#queues.delete(ticket.contextId);
-    this.#notify(ticket.taskId, 0);
+    if (this.#removeTicket(ticket)) this.#notify(ticket.taskId, 0);
   }
 
   async claimExpiredWorkers(now: number, exceptWorkerId?: string, ctx?: StoreCallContext): Promise<ExpiredWorker[]> {
@@ -339,6 +335,30 @@ export class MemoryStore implements A2AStore {
     this.#check(ctx);
     const entry = this.#messages.get(messageId);
     return entry === undefined ? undefined : { ...entry };
+  }
+
+  /** Appends a ticket with the next position; returns a copy of it. */
+  #enqueue(request: EnqueueTurnRequest): TurnTicket {
+    const { contextId, taskId, turnId, workerId } = request;
+    const ticket: TurnTicket = { contextId, position: ++this.#lastPosition, taskId, turnId, workerId };
+    const queue = this.#queues.get(contextId);
+    if (queue === undefined) this.#queues.set(contextId, [ticket]);
+    else queue.push(ticket); // the highest position so far: the queue stays sorted
+    return { ...ticket };
+  }
+
+  /** Removes the queued ticket at the ticket's position, if it is of the same turn; whether it did. */
+  #removeTicket(ticket: TurnTicket): boolean {
+    const queue = this.#queues.get(ticket.contextId);
+    const index =
+      queue?.findIndex(
+        (queued) =>
+          queued.position === ticket.position && queued.taskId === ticket.taskId && queued.turnId === ticket.turnId,
+      ) ?? -1;
+    if (queue === undefined || index === -1) return false;
+    queue.splice(index, 1);
+    if (queue.length === 0) this.#queues.delete(ticket.contextId);
+    return true;
   }
 
   /** Copies of the worker's queued tickets in arrival (= position) order, across contexts. */

@@ -8,6 +8,7 @@ import type {
   A2AStore,
   Clock,
   CommitRequest,
+  CommitResult,
   ContextRecord,
   EnqueueTurnRequest,
   ExpiredWorker,
@@ -43,7 +44,7 @@ class Delegating implements A2AStore {
   ping(): Promise<void> {
     return this.inner.ping();
   }
-  commit(request: CommitRequest, ctx?: StoreCallContext): Promise<StoredEvent[]> {
+  commit(request: CommitRequest, ctx?: StoreCallContext): Promise<CommitResult> {
     return this.inner.commit(request, ctx);
   }
   getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined> {
@@ -102,7 +103,7 @@ const bugs: Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string
     store: (clock) =>
       new (class extends Delegating {
         readonly #committed = new Map<string, Task>();
-        override async commit(request: CommitRequest): Promise<StoredEvent[]> {
+        override async commit(request: CommitRequest): Promise<CommitResult> {
           const stored = await super.commit(request);
           this.#committed.set(request.taskId, request.task);
           return stored;
@@ -136,7 +137,7 @@ const bugs: Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string
     caughtBy: 'concurrency: 20 concurrent read → apply → commit writers with retries lose no update',
     store: (clock) =>
       new (class extends Delegating {
-        override async commit(request: CommitRequest): Promise<StoredEvent[]> {
+        override async commit(request: CommitRequest): Promise<CommitResult> {
           const current = await super.getTask(request.taskId);
           const expectedVersion = request.expectedVersion === 0 ? 0 : (current?.version ?? 0);
           return super.commit({ ...request, expectedVersion });
@@ -175,7 +176,7 @@ const bugs: Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string
     store: (clock) =>
       new (class extends Delegating {
         readonly #ids = new Set<string>();
-        override async commit(request: CommitRequest): Promise<StoredEvent[]> {
+        override async commit(request: CommitRequest): Promise<CommitResult> {
           const stored = await super.commit(request);
           this.#ids.add(request.taskId);
           return stored;
@@ -330,12 +331,40 @@ const bugs: Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string
         }
       })(clock),
   },
+  'enqueues the turn of a commit even when the commit is refused': {
+    caughtBy: 'turnQueue: a refused commit enqueues nothing and finishes nothing',
+    store: (clock) =>
+      new (class extends Delegating {
+        override async commit(request: CommitRequest): Promise<CommitResult> {
+          if (request.enqueueTurn === undefined) return super.commit(request);
+          const { turnId, workerId } = request.enqueueTurn;
+          const turn = await super.enqueueTurn({
+            contextId: request.task.contextId,
+            taskId: request.taskId,
+            turnId,
+            workerId,
+          });
+          const { enqueueTurn: _, ...rest } = request;
+          return { ...(await super.commit(rest)), turn };
+        }
+      })(clock),
+  },
+  'ignores finishTurn in a commit': {
+    caughtBy: 'turnQueue: commit with finishTurn removes the ticket, and subscribers of the task hear of it',
+    store: (clock) =>
+      new (class extends Delegating {
+        override async commit(request: CommitRequest): Promise<CommitResult> {
+          const { finishTurn: _, ...rest } = request;
+          return super.commit(rest);
+        }
+      })(clock),
+  },
   'indexes only the first message of a task': {
     caughtBy: 'messageIndex: commit indexes the first user message of a task and every message event',
     store: (clock) =>
       new (class extends Delegating {
         readonly #firsts = new Set<string>();
-        override async commit(request: CommitRequest): Promise<StoredEvent[]> {
+        override async commit(request: CommitRequest): Promise<CommitResult> {
           const stored = await super.commit(request);
           for (const event of request.events) {
             if (event.kind === 'task' && event.history?.[0]) this.#firsts.add(event.history[0].messageId);
@@ -353,7 +382,7 @@ const bugs: Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string
     store: (clock) =>
       new (class extends Delegating {
         readonly #indexed = new Map<string, MessageIndexEntry>();
-        override async commit(request: CommitRequest): Promise<StoredEvent[]> {
+        override async commit(request: CommitRequest): Promise<CommitResult> {
           const stored = await super.commit(request);
           const at = { taskId: request.taskId, contextId: request.task.contextId };
           for (const event of request.events) {

@@ -11,7 +11,9 @@ import {
   type A2AStore,
   type Clock,
   type CommitRequest,
+  type CommitResult,
   type ContextRecord,
+  checkCommitRequest,
   DuplicateMessageError,
   type EnqueueTurnRequest,
   type ExpiredWorker,
@@ -196,6 +198,85 @@ function validate(options: PostgresStoreOptions): void {
   }
 }
 
+/** Which commit statement: creating or updating the task, and whether it enqueues or finishes a turn. */
+interface CommitShape {
+  create: boolean;
+  enqueue: boolean;
+  finish: boolean;
+}
+
+/**
+ * The commit statements, one per {@link CommitShape}, each one statement = one implicit
+ * transaction and one round trip: write the snapshot only at the expected version; only if it was
+ * written, append the events, index the user message ids, and enqueue or remove a turn. Zero rows
+ * back means a version conflict; a unique violation on messages means a duplicate message id (the
+ * whole statement, task and events included, is then rolled back). The NOTIFY is not part of it:
+ * see `notify` in {@link statements}.
+ *
+ * $1 namespace, $2 task id, $3 context id, $4 state, $5 new version, $6 task, $7 now,
+ * $8 expected version, $9 events (json[]), $10 message ids (text[]); then, when enqueueing, the
+ * turn id, the worker id and the context's lock key; then, when finishing, the ticket's position
+ * and turn id.
+ */
+function commitStatements(s: string): (shape: CommitShape) => string {
+  const cache = new Map<string, string>();
+  const build = ({ create, enqueue, finish }: CommitShape): string => {
+    let next = 11;
+    const written = create
+      ? `INSERT INTO ${s}.tasks (namespace, task_id, context_id, state, version, task, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6::json, $7, $7)
+         ON CONFLICT DO NOTHING
+         RETURNING 1`
+      : `UPDATE ${s}.tasks SET context_id = $3, state = $4, version = $5, task = $6::json, updated_at = $7
+         WHERE namespace = $1 AND task_id = $2 AND version = $8
+         RETURNING 1`;
+    const ctes = [
+      `written AS (${written})`,
+      `events AS (
+        INSERT INTO ${s}.events (namespace, task_id, seq, event, created_at)
+        SELECT $1::text, $2::text, ($8::integer + e.ord)::integer, e.event, $7::bigint
+        FROM written, unnest($9::json[]) WITH ORDINALITY AS e(event, ord))`,
+      `indexed AS (
+        INSERT INTO ${s}.messages (namespace, message_id, task_id, context_id)
+        SELECT $1::text, m.id, $2::text, $3::text
+        FROM written, unnest($10::text[]) AS m(id))`,
+    ];
+    let result = 'NULL::bigint';
+    if (enqueue) {
+      const [turnId, workerId, lockKey] = [next++, next++, next++];
+      // As in the standalone `enqueue`: the position is drawn once the context's advisory lock is
+      // ours (held until commit), so positions follow commit order.
+      ctes.push(
+        `locked AS (SELECT pg_advisory_xact_lock($${lockKey}::bigint) FROM written)`,
+        `enqueued AS (
+          INSERT INTO ${s}.turns (namespace, context_id, task_id, turn_id, worker_id, enqueued_at)
+          SELECT $1::text, $3::text, $2::text, $${turnId}::text, $${workerId}::text, $7::bigint FROM locked
+          RETURNING position)`,
+      );
+      result = '(SELECT position FROM enqueued)';
+    }
+    if (finish) {
+      const [position, turnId] = [next++, next++];
+      ctes.push(
+        `finished AS (
+          DELETE FROM ${s}.turns
+          WHERE namespace = $1 AND context_id = $3 AND position = $${position}::bigint AND task_id = $2
+            AND turn_id = $${turnId}::text AND EXISTS (SELECT 1 FROM written))`,
+      );
+    }
+    return `WITH ${ctes.join(',\n')}\nSELECT ${result} AS position FROM written`;
+  };
+  return (shape) => {
+    const key = `${shape.create}${shape.enqueue}${shape.finish}`;
+    let text = cache.get(key);
+    if (text === undefined) {
+      text = build(shape);
+      cache.set(key, text);
+    }
+    return text;
+  };
+}
+
 /**
  * Builds every statement once, for one schema. Plain (unnamed) statements rather than named
  * prepared ones, so the store works behind PgBouncer in transaction mode.
@@ -204,39 +285,8 @@ function statements(schema: string) {
   const s = escapeIdentifier(schema);
   const taskColumns = 'task::text AS task, version, created_at, updated_at';
   const turnColumns = 'context_id, position, task_id, turn_id, worker_id';
-  // Both commit statements are one statement = one implicit transaction and one round trip: write
-  // the snapshot only at the expected version, append the events and index the user message ids
-  // only if it was written. Zero rows back means a version conflict; a unique violation on
-  // messages, a duplicate message id (the whole statement, task and events included, is then
-  // rolled back). The NOTIFY is not part of it: see `notify` below.
-  // $1 namespace, $2 task id, $3 context id, $4 state, $5 new version, $6 task, $7 now,
-  // $8 expected version, $9 events (json[]), $10 message ids (text[]).
-  const appendAndNotify = `
-    events AS (
-      INSERT INTO ${s}.events (namespace, task_id, seq, event, created_at)
-      SELECT $1::text, $2::text, ($8::integer + e.ord)::integer, e.event, $7::bigint
-      FROM written, unnest($9::json[]) WITH ORDINALITY AS e(event, ord)
-    ),
-    indexed AS (
-      INSERT INTO ${s}.messages (namespace, message_id, task_id, context_id)
-      SELECT $1::text, m.id, $2::text, $3::text
-      FROM written, unnest($10::text[]) AS m(id)
-    )
-    SELECT 1 FROM written`;
   return {
-    create: `
-      WITH written AS (
-        INSERT INTO ${s}.tasks (namespace, task_id, context_id, state, version, task, created_at, updated_at)
-        VALUES ($1, $2, $3, $4, $5, $6::json, $7, $7)
-        ON CONFLICT DO NOTHING
-        RETURNING 1
-      ),${appendAndNotify}`,
-    update: `
-      WITH written AS (
-        UPDATE ${s}.tasks SET context_id = $3, state = $4, version = $5, task = $6::json, updated_at = $7
-        WHERE namespace = $1 AND task_id = $2 AND version = $8
-        RETURNING 1
-      ),${appendAndNotify}`,
+    commit: commitStatements(s),
     version: `SELECT version FROM ${s}.tasks WHERE namespace = $1 AND task_id = $2`,
     getTask: `SELECT ${taskColumns} FROM ${s}.tasks WHERE namespace = $1 AND task_id = $2`,
     readEvents: `
@@ -564,16 +614,9 @@ export class PostgresStore implements A2AStore {
    * One round trip when it succeeds (see `statements`); a conflict costs one more, to say what the
    * task's version, or the duplicate message's task, is.
    */
-  async commit(request: CommitRequest, ctx?: StoreCallContext): Promise<StoredEvent[]> {
-    const { taskId, expectedVersion, task, events } = request;
-    if (events.length === 0) {
-      throw new A2AError('INTERNAL', `commit() of task "${taskId}" needs at least one event.`, { data: { taskId } });
-    }
-    if (task.id !== taskId) {
-      throw new A2AError('INTERNAL', `commit() of task "${taskId}" was given a snapshot of task "${task.id}".`, {
-        data: { taskId, snapshotId: task.id },
-      });
-    }
+  async commit(request: CommitRequest, ctx?: StoreCallContext): Promise<CommitResult> {
+    checkCommitRequest(request, 'PostgresStore');
+    const { taskId, expectedVersion, task, events, enqueueTurn, finishTurn } = request;
     const messageIds = userMessageIds(events);
     const repeated = firstRepeat(messageIds);
     if (repeated !== undefined) {
@@ -582,27 +625,32 @@ export class PostgresStore implements A2AStore {
       throw (await this.#duplicate(messageIds, ctx)) ?? new DuplicateMessageError(repeated);
     }
     const version = expectedVersion + events.length;
-    const now = this.#clock();
-    // Serialised here, once: this is the copy we keep (callers may mutate theirs afterwards), and
-    // pg would turn a JS array into a Postgres array literal rather than JSON.
-    const eventTexts = events.map((event) => JSON.stringify(event));
-    const values = [
+    // Serialised here, once: pg would turn a JS array into a Postgres array literal rather than JSON.
+    const values: unknown[] = [
       this.namespace,
       taskId,
       task.contextId,
       task.status.state,
       version,
       JSON.stringify(task),
-      now,
+      this.#clock(),
       expectedVersion,
-      eventTexts,
+      events.map((event) => JSON.stringify(event)),
       messageIds,
     ];
-    let written: number | null = null;
-    for (let attempt = 1; written === null; attempt++) {
+    if (enqueueTurn !== undefined) {
+      values.push(enqueueTurn.turnId, enqueueTurn.workerId, turnLockKey(this.schema, this.namespace, task.contextId));
+    }
+    if (finishTurn !== undefined) values.push(finishTurn.position, finishTurn.turnId);
+    const text = this.#sql.commit({
+      create: expectedVersion === 0,
+      enqueue: enqueueTurn !== undefined,
+      finish: finishTurn !== undefined,
+    });
+    let rows: { position: string | number | null }[] | undefined;
+    for (let attempt = 1; rows === undefined; attempt++) {
       try {
-        const result = await this.#query(expectedVersion === 0 ? this.#sql.create : this.#sql.update, values, ctx);
-        written = result.rowCount ?? 0;
+        rows = (await this.#query<{ position: string | number | null }>(text, values, ctx)).rows;
       } catch (error) {
         const { code, table } = error as { code?: string; table?: string };
         if (code === '23505' && table === 'messages') {
@@ -616,18 +664,21 @@ export class PostgresStore implements A2AStore {
         }
         // A unique violation on tasks means a concurrent create won (ON CONFLICT normally absorbs it).
         if (code !== '23505' || table !== 'tasks') throw error;
-        written = 0;
+        rows = [];
       }
     }
-    if (written === 0) {
-      const { rows } = await this.#query<{ version: number }>(this.#sql.version, [this.namespace, taskId], ctx);
-      throw new VersionConflictError(taskId, expectedVersion, rows[0]?.version);
+    if (rows.length === 0) {
+      const current = await this.#query<{ version: number }>(this.#sql.version, [this.namespace, taskId], ctx);
+      throw new VersionConflictError(taskId, expectedVersion, current.rows[0]?.version);
     }
     // Tell this process's subscribers now rather than after the NOTIFY round trip; they get the
-    // NOTIFY too (duplicates are allowed).
+    // NOTIFY too (duplicates are allowed). A turn waiting behind `finishTurn` hears it this way.
     this.#dispatch(taskId, version);
     this.#notifyOthers(taskId, version);
-    return eventTexts.map((text, i) => ({ seq: expectedVersion + i + 1, event: JSON.parse(text), createdAt: now }));
+    if (enqueueTurn === undefined) return { version };
+    const position = Number(rows[0]?.position);
+    const { turnId, workerId } = enqueueTurn;
+    return { version, turn: { contextId: task.contextId, position, taskId, turnId, workerId } };
   }
 
   /** The error for the first of `messageIds` (in event order) that is indexed; undefined when none is. */

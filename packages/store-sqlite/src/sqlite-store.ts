@@ -13,7 +13,9 @@ import {
   type A2AStore,
   type Clock,
   type CommitRequest,
+  type CommitResult,
   type ContextRecord,
+  checkCommitRequest,
   DuplicateMessageError,
   type EnqueueTurnRequest,
   type ExpiredWorker,
@@ -133,6 +135,10 @@ interface CommitArgs {
   eventJsons: string[];
   /** User message ids to index (see {@link userMessageIds}). */
   messageIds: string[];
+  /** A turn of this task to enqueue in the same transaction. */
+  enqueueTurn: { turnId: string; workerId: string } | undefined;
+  /** A ticket to remove in the same transaction. */
+  finishTurn: TurnTicket | undefined;
 }
 
 interface TurnRow {
@@ -271,7 +277,8 @@ function prepare(db: Database.Database) {
     ),
   };
 
-  const commit = db.transaction(({ write, expectedVersion, eventJsons, messageIds }: CommitArgs): void => {
+  const commit = db.transaction((args: CommitArgs): TurnTicket | undefined => {
+    const { write, expectedVersion, eventJsons, messageIds } = args;
     const actual = statements.taskVersion.get(write.namespace, write.taskId);
     if ((actual ?? 0) !== expectedVersion) throw new VersionConflictError(write.taskId, expectedVersion, actual);
     // A repeat inside this commit meets its own row, inserted a moment before: also a duplicate.
@@ -295,6 +302,15 @@ function prepare(db: Database.Database) {
         now: write.now,
       });
     });
+    if (args.finishTurn !== undefined) {
+      const { contextId, position, turnId } = args.finishTurn;
+      statements.deleteTurn.run(write.namespace, contextId, position, turnId);
+    }
+    if (args.enqueueTurn === undefined) return undefined;
+    const { turnId, workerId } = args.enqueueTurn;
+    const { namespace, contextId, taskId, now } = write;
+    const position = statements.insertTurn.get(namespace, contextId, taskId, turnId, workerId, now) as number;
+    return { contextId, position, taskId, turnId, workerId };
   });
 
   const enqueue = db.transaction(({ namespace, request, now }: EnqueueArgs): TurnTicket => {
@@ -541,22 +557,14 @@ export class SqliteStore implements A2AStore {
     });
   }
 
-  async commit(request: CommitRequest, ctx?: StoreCallContext): Promise<StoredEvent[]> {
+  async commit(request: CommitRequest, ctx?: StoreCallContext): Promise<CommitResult> {
     const { taskId, expectedVersion, task, events } = request;
-    const stored = await this.#run(ctx, (s) => {
-      if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 0) {
-        throw new A2AError('INTERNAL', `commit(): expectedVersion must be an integer >= 0; got ${expectedVersion}.`);
-      }
-      if (events.length === 0) {
-        throw new A2AError('INTERNAL', `commit() for task "${taskId}" needs at least one event.`);
-      }
-      if (task.id !== taskId) {
-        throw new A2AError('INTERNAL', `commit() for task "${taskId}" got the snapshot of task "${task.id}".`);
-      }
+    const version = expectedVersion + events.length;
+    const turn = await this.#run(ctx, (s) => {
+      checkCommitRequest(request, 'SqliteStore');
       // Serialise before taking the write lock, to hold it as briefly as possible.
       const eventJsons = events.map((event) => JSON.stringify(event));
-      const now = this.#clock();
-      s.commit.immediate({
+      return s.commit.immediate({
         expectedVersion,
         eventJsons,
         messageIds: userMessageIds(events),
@@ -565,21 +573,16 @@ export class SqliteStore implements A2AStore {
           taskId,
           contextId: task.contextId,
           state: task.status.state,
-          version: expectedVersion + events.length,
+          version,
           taskJson: JSON.stringify(task),
-          now,
+          now: this.#clock(),
         },
+        enqueueTurn: request.enqueueTurn,
+        finishTurn: request.finishTurn,
       });
-      return eventJsons.map(
-        (eventJson, index): StoredEvent => ({
-          seq: expectedVersion + index + 1,
-          event: JSON.parse(eventJson) as TaskEvent,
-          createdAt: now,
-        }),
-      );
     });
-    this.#notify(taskId, expectedVersion + events.length);
-    return stored;
+    this.#notify(taskId, version);
+    return turn === undefined ? { version } : { version, turn };
   }
 
   async getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined> {

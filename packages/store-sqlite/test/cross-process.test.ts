@@ -43,7 +43,7 @@ describe('across processes', () => {
 
     const child = await runChild(['commit', filename, JSON.stringify(working(task, 1))]);
     expect(child.stderr).toBe('');
-    expect(child.output).toEqual({ ok: true, seqs: [2] });
+    expect(child.output).toEqual({ ok: true, version: 2 });
     await vi.waitFor(() => expect(seen).toEqual([2]), { timeout: 5000, interval: 10 });
     expect((await store.getTask('t1'))?.task.status.state).toBe('working');
   });
@@ -57,7 +57,7 @@ describe('across processes', () => {
     const child = await runChild(['commit', filename, JSON.stringify({ ...working(task, 0), events: [task] })], {
       NAMESPACE: 'other',
     });
-    expect(child.output).toEqual({ ok: true, seqs: [1] });
+    expect(child.output).toEqual({ ok: true, version: 1 });
     // A local commit after the child's, so a (wrong) cross-namespace notification would have had its chance.
     await store.commit(working(task, 1));
     expect(seen).toEqual([2]);
@@ -71,7 +71,7 @@ describe('across processes', () => {
     const results = await Promise.all([1, 2, 3, 4].map(() => runChild(['commit', filename, request], env)));
     for (const result of results) expect(result.stderr).toBe('');
     const outputs = results.map((result) => result.output);
-    expect(outputs.filter((output) => output?.ok)).toEqual([{ ok: true, seqs: [2] }]);
+    expect(outputs.filter((output) => output?.ok)).toEqual([{ ok: true, version: 2 }]);
     expect(outputs.filter((output) => !output?.ok)).toEqual([
       { ok: false, code: 'VERSION_CONFLICT' },
       { ok: false, code: 'VERSION_CONFLICT' },
@@ -183,7 +183,7 @@ describe('coordination across processes', () => {
     );
     for (const result of results) expect(result.stderr).toBe('');
     const outputs = results.map((result) => result.output);
-    expect(outputs.filter((output) => output?.ok)).toEqual([{ ok: true, seqs: [1] }]);
+    expect(outputs.filter((output) => output?.ok)).toEqual([{ ok: true, version: 1 }]);
     expect(outputs.filter((output) => !output?.ok)).toEqual(Array(3).fill({ ok: false, code: 'DUPLICATE_MESSAGE' }));
     const winner = outputs.findIndex((output) => output?.ok) + 1;
     expect(await store.findMessage('retried')).toEqual({ taskId: `task-${winner}`, contextId: `ctx-${winner}` });

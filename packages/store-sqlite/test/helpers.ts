@@ -19,7 +19,7 @@ export interface ChildOutput {
   code?: string;
   message?: string;
   data?: unknown;
-  seqs?: number[];
+  version?: number;
   conflicts?: number;
   positions?: number[];
   elapsedMs?: number;

@@ -283,7 +283,8 @@ describe('commits', () => {
     const clock = manualClock();
     const store = await openStore({ filename, clock: clock.now });
     const task = makeTask('t1', 'c1');
-    expect(await create(store, task)).toEqual([{ seq: 1, event: task, createdAt: clock.now() }]);
+    expect(await create(store, task)).toEqual({ version: 1 });
+    expect(await store.readEvents(task.id, 0)).toEqual([{ seq: 1, event: task, createdAt: clock.now() }]);
     clock.advance(10);
     await move(store, task, 'working', 1);
 
@@ -516,7 +517,7 @@ describe('subscribe', () => {
       throw bug;
     });
     store.subscribe('t1', (seq) => seen.push(seq));
-    await expect(create(store, makeTask('t1', 'c1'))).resolves.toHaveLength(1);
+    await expect(create(store, makeTask('t1', 'c1'))).resolves.toEqual({ version: 1 });
     expect(seen).toEqual([1]);
     expect(reported).toEqual([[bug, 't1']]);
   });

@@ -1,4 +1,4 @@
-import type { A2AStore, StoredEvent, TaskRecord } from '../store.js';
+import type { A2AStore, TaskRecord } from '../store.js';
 import { applyEvents } from '../task-state.js';
 import type { Task, TaskArtifactUpdateEvent } from '../types.js';
 import {
@@ -128,7 +128,7 @@ async function concurrentWriters({ expect, store }: StoreTestContext, stores: A2
       ),
     ),
   );
-  const seqs = results.flatMap((r) => r.stored.map((e) => e.seq));
+  const seqs = results.map((r) => r.version);
   expect([...seqs].sort((a, b) => a - b)).toEqual(Array.from({ length: WRITERS }, (_, i) => i + 2));
 
   const expectedIds = Array.from({ length: WRITERS }, (_, i) => `artifact-${i}`).sort();
@@ -158,19 +158,19 @@ async function write(
   taskId: string,
   event: TaskArtifactUpdateEvent,
   pause: number,
-): Promise<{ stored: StoredEvent[]; attempts: number }> {
+): Promise<{ version: number; attempts: number }> {
   for (let attempts = 1; attempts <= WRITERS; attempts++) {
     const record = await store.getTask(taskId);
     if (record === undefined) throw new Error(`task "${taskId}" disappeared`);
     for (let turn = 0; turn < pause; turn++) await new Promise((resolve) => setImmediate(resolve));
     try {
-      const stored = await store.commit({
+      const { version } = await store.commit({
         taskId,
         expectedVersion: record.version,
         task: applyEvents(record.task, [event]),
         events: [event],
       });
-      return { stored, attempts };
+      return { version, attempts };
     } catch (error) {
       if (!isVersionConflict(error)) throw error;
     }

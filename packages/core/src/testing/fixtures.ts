@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EnqueueTurnRequest, TurnTicket } from '../coordination.js';
 import { A2AError } from '../errors.js';
-import type { Clock, StoredEvent, TaskEvent, TaskStore, TurnEndEvent } from '../store.js';
+import type { Clock, CommitResult, TaskEvent, TaskStore, TurnEndEvent } from '../store.js';
 import { applyEvents } from '../task-state.js';
 import {
   type Artifact,
@@ -264,7 +264,7 @@ export function inQueueOrder(tickets: readonly TurnTicket[]): boolean {
 // ---- Store helpers ----
 
 /** Creates `task` (expectedVersion 0) with `events` after the `task` event in the same commit. */
-export async function createTask(store: TaskStore, task: Task, events: TaskEvent[] = []): Promise<StoredEvent[]> {
+export async function createTask(store: TaskStore, task: Task, events: TaskEvent[] = []): Promise<CommitResult> {
   const all: TaskEvent[] = [task, ...events];
   return store.commit({ taskId: task.id, expectedVersion: 0, task: applyEvents(undefined, all), events: all });
 }
@@ -273,7 +273,7 @@ export async function createTask(store: TaskStore, task: Task, events: TaskEvent
  * Reads the task, applies `events` and commits them with the version it read, once.
  * @throws {VersionConflictError} when someone else wrote in between.
  */
-export async function appendEvents(store: TaskStore, taskId: string, events: TaskEvent[]): Promise<StoredEvent[]> {
+export async function appendEvents(store: TaskStore, taskId: string, events: TaskEvent[]): Promise<CommitResult> {
   const record = await store.getTask(taskId);
   if (record === undefined) throw new Error(`appendEvents: task "${taskId}" does not exist.`);
   return store.commit({ taskId, expectedVersion: record.version, task: applyEvents(record.task, events), events });
@@ -301,10 +301,10 @@ export async function appendWithRetry(
   taskId: string,
   events: TaskEvent[],
   maxAttempts = 100,
-): Promise<{ stored: StoredEvent[]; attempts: number }> {
+): Promise<{ result: CommitResult; attempts: number }> {
   for (let attempts = 1; ; attempts++) {
     try {
-      return { stored: await appendEvents(store, taskId, events), attempts };
+      return { result: await appendEvents(store, taskId, events), attempts };
     } catch (error) {
       if (!isVersionConflict(error) || attempts >= maxAttempts) throw error;
     }

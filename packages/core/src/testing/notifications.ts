@@ -22,8 +22,8 @@ export function notifications(options: ConformanceOptions): void {
         await eventually('a notification with seq >= 1', () => seen.some((s) => s >= 1), {
           timeout: notificationTimeout,
         });
-        const stored = await appendEvents(store, task.id, [artifactUpdate(task, 'a'), artifactUpdate(task, 'b')]);
-        expect(stored.at(-1)?.seq).toBe(3);
+        const { version } = await appendEvents(store, task.id, [artifactUpdate(task, 'a'), artifactUpdate(task, 'b')]);
+        expect(version).toBe(3);
         await eventually('a notification with seq >= 3', () => seen.some((s) => s >= 3), {
           timeout: notificationTimeout,
         });
@@ -113,9 +113,9 @@ export function notifications(options: ConformanceOptions): void {
       });
       const unsubscribe = store.subscribe(task.id, (seq) => heard.push(seq));
       try {
-        expect((await createTask(store, task)).map((e) => e.seq)).toEqual([1]);
+        expect((await createTask(store, task)).version).toBe(1);
         await eventually('the healthy listener', () => heard.some((s) => s >= 1), { timeout: notificationTimeout });
-        expect((await appendEvents(store, task.id, [artifactUpdate(task, 'more')])).map((e) => e.seq)).toEqual([2]);
+        expect((await appendEvents(store, task.id, [artifactUpdate(task, 'more')])).version).toBe(2);
         await eventually('the healthy listener, again', () => heard.some((s) => s >= 2), {
           timeout: notificationTimeout,
         });

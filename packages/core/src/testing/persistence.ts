@@ -60,13 +60,14 @@ export function persistence(options: ConformanceOptions): void {
         const record = before.rich;
         if (record === undefined) throw new Error('task was not stored');
         const events = [statusUpdate(rich, 'completed')];
-        const stored = await reopened.commit({
+        const result = await reopened.commit({
           taskId: 'rich',
           expectedVersion: 3,
           task: applyEvents(record.task, events),
           events,
         });
-        expect(stored).toEqual([{ seq: 4, event: events[0], createdAt: clock.now }]);
+        expect(result).toEqual({ version: 4 });
+        expect(await reopened.readEvents('rich', 3)).toEqual([{ seq: 4, event: events[0], createdAt: clock.now }]);
         expect((await reopened.getTask('rich'))?.version).toBe(4);
 
         // Version checks hold across instances too: the old version is stale now.

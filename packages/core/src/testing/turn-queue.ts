@@ -1,12 +1,27 @@
 import type { TurnTicket } from '../coordination.js';
 import type { A2AStore } from '../store.js';
-import { inQueueOrder, sortTickets, turnRequest } from './fixtures.js';
+import { applyEvents } from '../task-state.js';
+import {
+  appendEvents,
+  createTask,
+  eventually,
+  inQueueOrder,
+  isDuplicateMessage,
+  isVersionConflict,
+  rejectionOf,
+  sortTickets,
+  statusUpdate,
+  taskFixture,
+  turnRequest,
+  userMessage,
+} from './fixtures.js';
 import { type ConformanceOptions, defineModule, storesOnLocation } from './harness.js';
 
 const ENQUEUERS = 20;
 
 /**
- * The per-context turn queue (`enqueueTurn`, `turnReadiness`, `finishTurn`, `listWorkerTurns`).
+ * The per-context turn queue (`enqueueTurn`, `turnReadiness`, `finishTurn`, `listWorkerTurns`),
+ * and commit()'s `enqueueTurn` / `finishTurn`, which do the same inside a task's commit.
  *
  * Where the contract leaves room, the suite decides:
  * - Positions are safe integers, strictly increasing per context in arrival order, and never
@@ -174,6 +189,153 @@ export function turnQueue(options: ConformanceOptions): void {
       await store.finishTurn(a1);
       await store.finishTurn(b1);
       expect(await store.listWorkerTurns('worker-1')).toEqual([a3]);
+    });
+
+    test('commit with enqueueTurn queues a turn of that task, in arrival order with enqueueTurn()', async ({
+      expect,
+      store,
+    }) => {
+      const task = taskFixture({ history: [userMessage('first')] });
+      const created = await store.commit({
+        taskId: task.id,
+        expectedVersion: 0,
+        task,
+        events: [task],
+        enqueueTurn: { turnId: 'turn-1', workerId: 'worker-1' },
+      });
+      const first = created.turn;
+      expect(created).toEqual({
+        version: 1,
+        turn: {
+          contextId: task.contextId,
+          position: expect.any(Number),
+          taskId: task.id,
+          turnId: 'turn-1',
+          workerId: 'worker-1',
+        },
+      });
+      if (first === undefined) throw new Error('no ticket');
+      expect(await store.turnReadiness(first)).toEqual({ ready: true });
+
+      const second = await store.enqueueTurn(turnRequest({ contextId: task.contextId }));
+      const followUp = userMessage('second', { taskId: task.id, contextId: task.contextId });
+      const third = (
+        await store.commit({
+          taskId: task.id,
+          expectedVersion: 1,
+          task: applyEvents(task, [followUp]),
+          events: [followUp],
+          enqueueTurn: { turnId: followUp.messageId, workerId: 'worker-1' },
+        })
+      ).turn;
+      if (third === undefined) throw new Error('no ticket');
+      expect(await store.turnReadiness(second)).toEqual({ ready: false, ahead: first });
+      expect(await store.turnReadiness(third)).toEqual({ ready: false, ahead: second });
+      expect(sortTickets(await store.listWorkerTurns('worker-1'))).toEqual(sortTickets([first, third]));
+      // A commit without enqueueTurn returns no ticket.
+      expect(await appendEvents(store, task.id, [statusUpdate(task, 'working')])).toEqual({ version: 3 });
+    });
+
+    test('commit with finishTurn removes the ticket, and subscribers of the task hear of it', async ({
+      expect,
+      store,
+      notificationTimeout,
+    }) => {
+      const task = taskFixture({ state: 'working' });
+      const ticket = (
+        await store.commit({
+          taskId: task.id,
+          expectedVersion: 0,
+          task,
+          events: [task],
+          enqueueTurn: { turnId: 'turn-1', workerId: 'worker-f' },
+        })
+      ).turn;
+      if (ticket === undefined) throw new Error('no ticket');
+      const behind = await store.enqueueTurn(turnRequest({ contextId: task.contextId, workerId: 'worker-g' }));
+      const heard: number[] = [];
+      const unsubscribe = store.subscribe(task.id, (seq) => heard.push(seq));
+      try {
+        const done = [statusUpdate(task, 'completed')];
+        const result = await store.commit({
+          taskId: task.id,
+          expectedVersion: 1,
+          task: applyEvents(task, done),
+          events: done,
+          finishTurn: ticket,
+        });
+        expect(result).toEqual({ version: 2 });
+        expect(await store.turnReadiness(behind)).toEqual({ ready: true });
+        expect(await store.listWorkerTurns('worker-f')).toEqual([]);
+        await eventually('the subscriber of the finished turn’s task', () => heard.includes(2), {
+          timeout: notificationTimeout,
+        });
+      } finally {
+        unsubscribe();
+      }
+    });
+
+    test('a refused commit enqueues nothing and finishes nothing', async ({ expect, store }) => {
+      const task = taskFixture({ history: [userMessage('hello')] });
+      const { turn: ticket } = await store.commit({
+        taskId: task.id,
+        expectedVersion: 0,
+        task,
+        events: [task],
+        enqueueTurn: { turnId: 'turn-1', workerId: 'worker-r' },
+      });
+      if (ticket === undefined) throw new Error('no ticket');
+      const done = [statusUpdate(task, 'completed')];
+
+      // A stale version, carrying both an enqueue and a finish.
+      const stale = await rejectionOf(
+        store.commit({
+          taskId: task.id,
+          expectedVersion: 5,
+          task: applyEvents(task, done),
+          events: done,
+          enqueueTurn: { turnId: 'turn-2', workerId: 'worker-r' },
+          finishTurn: ticket,
+        }),
+      );
+      expect(isVersionConflict(stale), String(stale)).toBe(true);
+      // A duplicate message id (the task's first message, again, on a new task).
+      const again = taskFixture({ contextId: task.contextId, history: task.history ?? [] });
+      const duplicate = await rejectionOf(
+        store.commit({
+          taskId: again.id,
+          expectedVersion: 0,
+          task: again,
+          events: [again],
+          enqueueTurn: { turnId: 'turn-3', workerId: 'worker-r' },
+          finishTurn: { ...ticket, taskId: again.id },
+        }),
+      );
+      expect(isDuplicateMessage(duplicate), String(duplicate)).toBe(true);
+
+      expect(await store.listWorkerTurns('worker-r')).toEqual([ticket]);
+      expect(await store.turnReadiness(ticket)).toEqual({ ready: true });
+      expect(await store.getTask(again.id)).toBeUndefined();
+    });
+
+    test('commit refuses to finish a turn of another task, and writes nothing', async ({ expect, store }) => {
+      const task = taskFixture();
+      await createTask(store, task);
+      const other = await store.enqueueTurn(turnRequest({ contextId: task.contextId, workerId: 'worker-o' }));
+      const done = [statusUpdate(task, 'completed')];
+      const error = await rejectionOf(
+        store.commit({
+          taskId: task.id,
+          expectedVersion: 1,
+          task: applyEvents(task, done),
+          events: done,
+          finishTurn: other,
+        }),
+      );
+      expect((error as { code?: string }).code).toBe('INTERNAL');
+      expect(String((error as Error).message)).toMatch(/finish a turn of task/);
+      expect((await store.getTask(task.id))?.version).toBe(1);
+      expect(await store.listWorkerTurns('worker-o')).toEqual([other]);
     });
 
     test('tickets are copied in and out', async ({ expect, store }) => {
