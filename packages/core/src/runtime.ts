@@ -61,8 +61,9 @@ export interface A2ARuntimeOptions {
   /** Fails a turn that runs longer than this (its signal is aborted). @default undefined (no limit) */
   turnTimeoutMs?: number;
   /**
-   * Streams read the event log when notified; they also re-read it this often in case a
-   * notification was lost. @default 2000
+   * Streams read the event log when notified. In case a notification was lost, this process also
+   * checks the versions of every task its streams wait on this often (one `getVersions` call for
+   * all of them) and wakes the streams whose task moved on. @default 2000
    */
   followPollIntervalMs?: number;
   /** A turn waiting for its context re-checks the queue this often between notifications. @default 100 */
@@ -188,6 +189,18 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
 }
 
 type AbortCause = 'canceled' | 'timeout' | 'shutdown' | 'lease-lost';
+
+/** A stream reading its task's log, while it waits for more. */
+interface Follower {
+  readonly taskId: string;
+  /** The sequence of the last event it read. */
+  last: number;
+  /** Set while it waits: true for a notification (or an abort), false from the safety poll. */
+  wake: ((notified: boolean) => void) | undefined;
+}
+
+/** Task ids per getVersions call of the safety poll. */
+const FOLLOW_POLL_BATCH = 1000;
 
 /** Above this many queued, uncommitted events an agent's updates wait for the store (backpressure). */
 const MAX_BACKLOG = 256;
@@ -368,6 +381,10 @@ export class A2ARuntime {
   #leaseEnd: number | undefined;
   #started: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
+  /** Streams waiting for their task's next events, by task id (see #pollFollowed). */
+  readonly #waiting = new Map<string, Set<Follower>>();
+  #followPollTimer: NodeJS.Timeout | undefined;
+  #followPolling = false;
 
   constructor(options: A2ARuntimeOptions) {
     this.#options = options;
@@ -486,6 +503,7 @@ export class A2ARuntime {
   async #close(): Promise<void> {
     if (this.#sweepTimer) clearInterval(this.#sweepTimer);
     if (this.#leaseTimer) clearInterval(this.#leaseTimer);
+    if (this.#followPollTimer) clearInterval(this.#followPollTimer);
     if (this.#started === undefined) return;
     await this.#started.catch(() => undefined);
     const drainMs = this.#options.drainTimeoutMs ?? 10_000;
@@ -1061,25 +1079,23 @@ export class A2ARuntime {
     options: StreamOptions & { turnId?: string },
   ): AsyncGenerator<StreamFrame> {
     const { signal, turnId } = options;
-    const pollMs = this.#options.followPollIntervalMs ?? 2000;
-    let last = afterSeq;
+    const follower: Follower = { taskId, last: afterSeq, wake: undefined };
     let notified = false;
-    let wake: (() => void) | undefined;
     const unsubscribe = this.store.subscribe(taskId, (seq) => {
-      if (seq > last) {
+      if (seq > follower.last) {
         notified = true;
-        wake?.();
+        follower.wake?.(true);
       }
     });
-    const onAbort = (): void => wake?.();
+    const onAbort = (): void => follower.wake?.(true);
     signal?.addEventListener('abort', onAbort);
     try {
       let checkTask = true;
       while (!signal?.aborted) {
         notified = false;
-        const events = await this.store.readEvents(taskId, last, 256);
+        const events = await this.store.readEvents(taskId, follower.last, 256);
         for (const stored of events) {
-          last = stored.seq;
+          follower.last = stored.seq;
           const { event } = stored;
           if (event.kind === 'turn-end') {
             if (event.turnId === turnId) return;
@@ -1097,22 +1113,79 @@ export class A2ARuntime {
           // Past the last event of a terminal task, nothing more can come. An interrupted task
           // (input-required) may be about to resume with the turn `turnId` waits for.
           const { state } = record.task.status;
-          if (record.version <= last && (isTerminalState(state) || (isFinalState(state) && turnId === undefined)))
+          if (
+            record.version <= follower.last &&
+            (isTerminalState(state) || (isFinalState(state) && turnId === undefined))
+          )
             return;
         }
         if (notified || signal?.aborted) continue;
-        let timer: NodeJS.Timeout | undefined;
+        // Wait for a notification, or for the safety poll to see the task changed (or gone).
         const woke = await new Promise<boolean>((resolve) => {
-          wake = () => resolve(true);
-          timer = setTimeout(() => resolve(false), pollMs);
+          follower.wake = resolve;
+          this.#startWaiting(follower);
         });
-        clearTimeout(timer);
-        wake = undefined;
+        this.#stopWaiting(follower);
+        follower.wake = undefined;
         checkTask = !woke;
       }
     } finally {
+      this.#stopWaiting(follower);
       unsubscribe();
       signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /**
+   * Registers a waiting stream with the safety poll: one timer and one `getVersions` call per
+   * interval for every stream this process serves, rather than a timer and two reads per stream.
+   */
+  #startWaiting(follower: Follower): void {
+    let followers = this.#waiting.get(follower.taskId);
+    if (followers === undefined) {
+      followers = new Set();
+      this.#waiting.set(follower.taskId, followers);
+    }
+    followers.add(follower);
+    if (this.#followPollTimer === undefined && this.#closing === undefined) {
+      this.#followPollTimer = setInterval(() => void this.#pollFollowed(), this.#options.followPollIntervalMs ?? 2000);
+      this.#followPollTimer.unref();
+    }
+  }
+
+  #stopWaiting(follower: Follower): void {
+    const followers = this.#waiting.get(follower.taskId);
+    if (followers === undefined || !followers.delete(follower)) return;
+    if (followers.size === 0) this.#waiting.delete(follower.taskId);
+    if (this.#waiting.size === 0 && this.#followPollTimer !== undefined) {
+      clearInterval(this.#followPollTimer);
+      this.#followPollTimer = undefined;
+    }
+  }
+
+  /**
+   * The safety net under notifications (which a crash between a commit and its NOTIFY can lose):
+   * wakes every waiting stream whose task moved past what it has, or no longer exists.
+   */
+  async #pollFollowed(): Promise<void> {
+    if (this.#followPolling) return;
+    this.#followPolling = true;
+    try {
+      const taskIds = [...this.#waiting.keys()];
+      for (let start = 0; start < taskIds.length; start += FOLLOW_POLL_BATCH) {
+        const batch = taskIds.slice(start, start + FOLLOW_POLL_BATCH);
+        const versions = await this.store.getVersions(batch);
+        for (const taskId of batch) {
+          const version = versions.get(taskId);
+          for (const follower of [...(this.#waiting.get(taskId) ?? [])]) {
+            if (version === undefined || version > follower.last) follower.wake?.(false);
+          }
+        }
+      }
+    } catch (error) {
+      this.#log.warn({ err: error }, 'a2a: the safety poll of open streams failed; it runs again next interval');
+    } finally {
+      this.#followPolling = false;
     }
   }
 }

@@ -150,6 +150,13 @@ export interface TaskStore {
   /** The task with its version, or `undefined` when it does not exist (or was purged). */
   getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined>;
 
+  /**
+   * The current version of each of `taskIds` that exists; ids of unknown (or purged) tasks are not
+   * in the map. One round trip for any number of tasks: the runtime's safety poll of every stream
+   * a process serves uses it.
+   */
+  getVersions(taskIds: readonly string[], ctx?: StoreCallContext): Promise<Map<string, number>>;
+
   /** Events with `seq > afterSeq` in sequence order (at most `limit`); `[]` for an unknown task. */
   readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]>;
 

@@ -64,7 +64,7 @@ export interface A2APluginOptions {
   bodyLimit?: number;
   /** Purge of terminal tasks; `false` disables it. @default { ttlMs: 86_400_000, sweepIntervalMs: 600_000 } */
   retention?: RetentionOptions | false;
-  /** Streams re-read the event log this often in case a notification was lost. @default 2000 */
+  /** Safety net for lost notifications: this often, one `store.getVersions` call checks every task this worker's streams wait on. @default 2000 */
   followPollIntervalMs?: number;
   /** This process's id in the store's worker leases. @default `<hostname>-<pid>-<random>` */
   workerId?: string;

@@ -1,4 +1,5 @@
-import type { StreamResult, Task, TaskArtifactUpdateEvent } from '@fastify-a2a/core';
+import type { StreamResult, Task, TaskArtifactUpdateEvent, Unsubscribe } from '@fastify-a2a/core';
+import { MemoryStore } from '@fastify-a2a/store-memory';
 import { afterEach, describe, expect, it } from 'vitest';
 import { echoAgent, sleep } from '../../../examples/demo/src/agents.js';
 import {
@@ -274,6 +275,53 @@ describe('tasks/resubscribe', () => {
     for (const items of await Promise.all(streams)) {
       expect(items.at(-1)?.result).toMatchObject({ kind: 'status-update', final: true, status: { state: 'canceled' } });
     }
+  });
+});
+
+describe('lost notifications', () => {
+  /** A store whose notifications never arrive, as if every NOTIFY after a commit were lost. */
+  class DeafStore extends MemoryStore {
+    getVersionsCalls = 0;
+    override subscribe(): Unsubscribe {
+      return () => {};
+    }
+    override getVersions(taskIds: readonly string[]): Promise<Map<string, number>> {
+      this.getVersionsCalls++;
+      return super.getVersions(taskIds);
+    }
+  }
+
+  it('streams still reach their final event through the safety poll, one getVersions call per interval for all of them', async () => {
+    const store = new DeafStore();
+    t = await buildApp(echoAgent, { store, followPollIntervalMs: 100 });
+    const base = await listen(t.app);
+    const sent = await Promise.all(
+      [0, 1, 2].map(() =>
+        t.call<Task>('message/send', { message: userMessage('sleep:300'), configuration: { blocking: false } }),
+      ),
+    );
+    const streams = sent.map(async (response) => {
+      if (!('result' in response)) throw new Error(JSON.stringify(response));
+      const items: Frame[] = [];
+      for await (const event of readSse(
+        await postSse(`${base}/a2a`, rpcBody('tasks/resubscribe', { id: response.result.id }, 'deaf')),
+      )) {
+        items.push(event.data as Frame);
+      }
+      return items;
+    });
+    const started = Date.now();
+    for (const items of await Promise.all(streams)) {
+      expect(items.at(-1)?.result).toMatchObject({
+        kind: 'status-update',
+        final: true,
+        status: { state: 'completed' },
+      });
+    }
+    const elapsedMs = Date.now() - started;
+    // Three streams waited together: about one call per 100 ms interval, not one per stream.
+    expect(store.getVersionsCalls).toBeGreaterThan(0);
+    expect(store.getVersionsCalls).toBeLessThanOrEqual(Math.ceil(elapsedMs / 100) + 1);
   });
 });
 

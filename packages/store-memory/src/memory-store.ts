@@ -206,6 +206,16 @@ export class MemoryStore implements A2AStore {
     return entry === undefined ? undefined : cloneJson(entry.record);
   }
 
+  async getVersions(taskIds: readonly string[], ctx?: StoreCallContext): Promise<Map<string, number>> {
+    this.#check(ctx);
+    const versions = new Map<string, number>();
+    for (const taskId of taskIds) {
+      const entry = this.#tasks.get(taskId);
+      if (entry !== undefined) versions.set(taskId, entry.record.version);
+    }
+    return versions;
+  }
+
   async readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]> {
     this.#check(ctx);
     const events = this.#tasks.get(taskId)?.events ?? [];

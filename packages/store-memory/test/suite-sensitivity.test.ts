@@ -50,6 +50,9 @@ class Delegating implements A2AStore {
   getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined> {
     return this.inner.getTask(taskId, ctx);
   }
+  getVersions(taskIds: readonly string[], ctx?: StoreCallContext): Promise<Map<string, number>> {
+    return this.inner.getVersions(taskIds, ctx);
+  }
   readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]> {
     return this.inner.readEvents(taskId, afterSeq, limit, ctx);
   }

@@ -704,6 +704,16 @@ export class PostgresStore implements A2AStore {
     return rows[0] === undefined ? undefined : toRecord(rows[0]);
   }
 
+  async getVersions(taskIds: readonly string[], ctx?: StoreCallContext): Promise<Map<string, number>> {
+    if (taskIds.length === 0) return new Map();
+    const { rows } = await this.#query<{ task_id: string; version: number }>(
+      this.#sql.versions,
+      [this.namespace, taskIds],
+      ctx,
+    );
+    return new Map(rows.map((row) => [row.task_id, row.version]));
+  }
+
   async readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]> {
     const { rows } = await this.#query<EventRow>(
       this.#sql.readEvents,

@@ -592,6 +592,14 @@ export class SqliteStore implements A2AStore {
     });
   }
 
+  async getVersions(taskIds: readonly string[], ctx?: StoreCallContext): Promise<Map<string, number>> {
+    if (taskIds.length === 0) return new Map();
+    return this.#run(ctx, (s) => {
+      const rows = s.taskVersions.all(this.#namespace, JSON.stringify(taskIds));
+      return new Map(rows.map((row) => [row.task_id, row.version]));
+    });
+  }
+
   async readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]> {
     return this.#run(ctx, (s) =>
       s.readEvents.all(this.#namespace, taskId, afterSeq, sqlLimit(limit)).map((row) => ({

@@ -84,6 +84,25 @@ export function eventLog(options: ConformanceOptions): void {
       expect(await store.readEvents(`${task.id}-other`, 0, 10)).toEqual([]);
     });
 
+    test('getVersions gives the current version of each existing task, in one call', async ({ expect, store }) => {
+      const a = taskFixture({ state: 'working' });
+      const b = taskFixture({ state: 'working' });
+      await createTask(store, a);
+      await createTask(store, b, [artifactUpdate(b, 'b2')]);
+      await appendEvents(store, b.id, [artifactUpdate(b, 'b3')]);
+
+      expect(await store.getVersions([a.id, b.id, 'no-such-task'])).toEqual(
+        new Map([
+          [a.id, 1],
+          [b.id, 3],
+        ]),
+      );
+      expect(await store.getVersions([])).toEqual(new Map());
+      // Many ids at once (a process following thousands of streams asks for all of them).
+      const many = [...Array.from({ length: 2000 }, (_, i) => `missing-${i}`), a.id];
+      expect(await store.getVersions(many)).toEqual(new Map([[a.id, 1]]));
+    });
+
     test('event logs of different tasks are independent', async ({ expect, store }) => {
       const a = taskFixture({ state: 'working' });
       const b = taskFixture({ state: 'working', contextId: a.contextId });

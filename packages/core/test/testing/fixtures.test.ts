@@ -84,6 +84,9 @@ function fakeStore(): TaskStore & { commits: CommitRequest[] } {
       const entry = tasks.get(taskId);
       return entry && { ...entry, createdAt: 0, updatedAt: 0 };
     },
+    async getVersions() {
+      return new Map();
+    },
     async readEvents() {
       return [];
     },
