@@ -6,6 +6,7 @@
  * a time per context in arrival order, leases of live workers, user message ids already received).
  */
 
+import { createHash } from 'node:crypto';
 import {
   A2AError,
   type A2AStore,
@@ -87,6 +88,15 @@ export interface PostgresStoreOptions {
    * @default true
    */
   listen?: boolean;
+  /**
+   * Send each statement as a named prepared statement, so Postgres parses and plans it once per
+   * connection instead of on every call (the commit statement is a five-part CTE: planning it was
+   * a large part of Postgres's work per commit). Set it to false behind a pooler that cannot keep
+   * prepared statements per client, such as PgBouncer before 1.21 in transaction mode (1.21+
+   * handles them with `max_prepared_statements`).
+   * @default true
+   */
+  preparedStatements?: boolean;
   /**
    * Called when a subscriber throws (a throwing subscriber neither fails the commit nor keeps the
    * other subscribers, or the LISTEN connection, from being called), and when the NOTIFY telling
@@ -196,6 +206,18 @@ function validate(options: PostgresStoreOptions): void {
       `PostgresStore: schema "${options.schema}" is longer than 63 bytes; Postgres would truncate it. Choose a shorter name.`,
     );
   }
+}
+
+const statementNames = new Map<string, string>();
+
+/** A stable name per statement text: the same text gets the same prepared statement on a connection. */
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (name === undefined) {
+    name = `a2a_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+    statementNames.set(text, name);
+  }
+  return name;
 }
 
 /** Which commit statement: creating or updating the task, and whether it enqueues or finishes a turn. */
@@ -404,6 +426,7 @@ export class PostgresStore implements A2AStore {
   #closing: Promise<void> | undefined;
   #open = false;
   #closed = false;
+  readonly #prepared: boolean;
 
   constructor(options: PostgresStoreOptions = {}) {
     validate(options);
@@ -422,6 +445,7 @@ export class PostgresStore implements A2AStore {
         { cause: error },
       );
     }
+    this.#prepared = options.preparedStatements ?? true;
     const listen = options.listen ?? true;
     this.supports = { durable: true, crossProcess: listen, ttl: true, namespaces: true };
   }
@@ -567,7 +591,8 @@ export class PostgresStore implements A2AStore {
   ): Promise<pg.QueryResult<R>> {
     const pool = this.#ready(ctx);
     try {
-      return await pool.query<R>(text, values);
+      if (!this.#prepared) return await pool.query<R>(text, values);
+      return await pool.query<R>({ name: statementName(text), text, values });
     } catch (error) {
       throw storeError(error, this.#target);
     }

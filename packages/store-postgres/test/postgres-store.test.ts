@@ -52,6 +52,40 @@ const backends = async (applicationName: string): Promise<number> =>
     ])
   ).rows[0]?.n ?? 0;
 
+describe('prepared statements', () => {
+  /** Names of the statements prepared on the one connection of a one-connection pool. */
+  const preparedOn = async (pool: pg.Pool): Promise<string[]> =>
+    (await pool.query<{ name: string }>('SELECT name FROM pg_prepared_statements ORDER BY name')).rows.map(
+      (r) => r.name,
+    );
+
+  for (const preparedStatements of [true, false]) {
+    it(`preparedStatements: ${preparedStatements} ${preparedStatements ? 'prepares each statement once per connection' : 'sends plain statements'}, with the same results`, async () => {
+      const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+      try {
+        const store = new PostgresStore({ pool, schema: db.schema, preparedStatements, listen: false });
+        opened.push(store);
+        await store.open();
+        const task = taskFixture({ state: 'working' });
+        await createTask(store, task);
+        for (let i = 0; i < 3; i++) await appendEvents(store, task.id, [artifactUpdate(task, `chunk ${i}`)]);
+        expect((await store.getTask(task.id))?.version).toBe(4);
+        expect((await store.readEvents(task.id, 0)).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+        const names = (await preparedOn(pool)).filter((name) => name.startsWith('a2a_'));
+        if (preparedStatements) {
+          // create, update, getTask and readEvents: each prepared once however often it ran.
+          expect(names.length).toBeGreaterThanOrEqual(4);
+          expect(new Set(names).size).toBe(names.length);
+        } else {
+          expect(names).toEqual([]);
+        }
+      } finally {
+        await pool.end();
+      }
+    });
+  }
+});
+
 describe('options', () => {
   it('rejects pool together with connectionString, pg_ schemas and schemas over 63 bytes', () => {
     const pool = new pg.Pool();
