@@ -25,7 +25,7 @@ export type RpcOutcome =
 export interface RpcCallOptions {
   /** SSE Last-Event-ID of a reconnecting stream: resume after that event sequence. */
   lastEventId?: number;
-  /** Aborted when the client goes away; ends streams. */
+  /** Aborted when the client goes away; ends streams. Read only for streaming methods (it may be a getter). */
   signal?: AbortSignal;
 }
 
@@ -186,7 +186,12 @@ export class JsonRpcHandler {
 
   async #dispatch(id: JsonRpcId, method: string, params: unknown, options: RpcCallOptions): Promise<RpcOutcome> {
     const runtime = this.#runtime;
-    const streamOptions = options.signal ? { signal: options.signal } : {};
+    // Read only by the streaming methods: a caller may create the signal lazily (a getter), so a
+    // plain request costs no AbortController.
+    const streamOptions = (): { signal?: AbortSignal } => {
+      const { signal } = options;
+      return signal ? { signal } : {};
+    };
     switch (method) {
       case 'message/send': {
         const p = this.#params<MessageSendParams>(method, params);
@@ -196,10 +201,10 @@ export class JsonRpcHandler {
         const p = this.#params<MessageSendParams>(method, params);
         this.#requireStreaming(method);
         if (options.lastEventId !== undefined) {
-          const resumed = await runtime.resumeMessageStream(p, options.lastEventId, streamOptions);
+          const resumed = await runtime.resumeMessageStream(p, options.lastEventId, streamOptions());
           if (resumed) return { type: 'stream', id, frames: resumed };
         }
-        return { type: 'stream', id, frames: await runtime.streamMessage(p, streamOptions) };
+        return { type: 'stream', id, frames: await runtime.streamMessage(p, streamOptions()) };
       }
       case 'tasks/get':
         return ok(id, await runtime.getTask(this.#params<TaskQueryParams>(method, params)));
@@ -210,7 +215,7 @@ export class JsonRpcHandler {
         this.#requireStreaming(method);
         const frames = await runtime.resubscribe(
           p,
-          options.lastEventId === undefined ? streamOptions : { ...streamOptions, afterSeq: options.lastEventId },
+          options.lastEventId === undefined ? streamOptions() : { ...streamOptions(), afterSeq: options.lastEventId },
         );
         return { type: 'stream', id, frames };
       }

@@ -232,15 +232,31 @@ const routes: FastifyPluginAsync<A2APluginOptions> = async (fastify: FastifyInst
   };
   const rpc = new JsonRpcHandler({ runtime, agentCard: () => cardFor(undefined).card, logger: fastify.log });
 
-  const openStreams = new Set<AbortController>();
+  const openStreams = new Map<AbortController, FastifyReply>();
+  // One timer for every open stream rather than one per stream (@fastify/sse's own heartbeat, off
+  // on the route below): an idle stream then costs no timer at all.
+  const heartbeatMs = opts.heartbeatIntervalMs ?? 15_000;
+  const heartbeat =
+    heartbeatMs > 0
+      ? setInterval(() => {
+          for (const reply of openStreams.values()) {
+            // Only once the response is committed as SSE, and never into a closed socket.
+            if (reply.raw.headersSent && reply.sse.isConnected && !reply.raw.writableEnded) {
+              reply.raw.write(': heartbeat\n\n');
+            }
+          }
+        }, heartbeatMs)
+      : undefined;
+  heartbeat?.unref();
   fastify.addHook('preClose', async () => {
-    for (const stream of openStreams) stream.abort();
+    clearInterval(heartbeat);
+    for (const stream of openStreams.keys()) stream.abort();
   });
   fastify.addHook('onClose', async () => {
     await runtime.close();
   });
 
-  await fastify.register(fastifySse, { heartbeatInterval: opts.heartbeatIntervalMs ?? 15_000 });
+  await fastify.register(fastifySse);
 
   // The JSON-RPC route parses its body itself: a body that is not JSON must become a JSON-RPC
   // -32700 answer (§8.1), never Fastify's HTTP 400.
@@ -295,7 +311,7 @@ const routes: FastifyPluginAsync<A2APluginOptions> = async (fastify: FastifyInst
 
   fastify.post(
     '/a2a',
-    { sse: { kind: 'manual', serializer: (data: unknown) => data as string } },
+    { sse: { kind: 'manual', heartbeat: false, serializer: (data: unknown) => data as string } },
     async (request, reply) => {
       if (!isJsonContentType(request.headers['content-type'])) {
         return {
@@ -310,17 +326,22 @@ const routes: FastifyPluginAsync<A2APluginOptions> = async (fastify: FastifyInst
       const lastEventHeader = request.headers['last-event-id'];
       const lastEventId =
         typeof lastEventHeader === 'string' && /^\d+$/.test(lastEventHeader) ? Number(lastEventHeader) : undefined;
-      const controller = new AbortController();
+      // Created only if the method streams: a plain request needs no AbortController.
+      let controller: AbortController | undefined;
       const outcome = await rpc.handle(request.body ?? '', {
-        signal: controller.signal,
+        get signal() {
+          controller ??= new AbortController();
+          return controller.signal;
+        },
         ...(lastEventId !== undefined ? { lastEventId } : {}),
       });
       if (outcome.type === 'response') return outcome.response;
+      const stream = controller ?? new AbortController();
 
       // §7.2: each SSE event's data is a JSON-RPC response carrying the request id; the SSE id is the
       // event's sequence number so a reconnect with Last-Event-ID resumes after it.
-      openStreams.add(controller);
-      reply.sse.onClose(() => controller.abort());
+      openStreams.set(stream, reply);
+      reply.sse.onClose(() => stream.abort());
       const { id, frames } = outcome;
       try {
         for await (const frame of frames) {
@@ -335,8 +356,8 @@ const routes: FastifyPluginAsync<A2APluginOptions> = async (fastify: FastifyInst
         if (reply.sse.isConnected)
           await reply.sse.send({ data: JSON.stringify(errorResponse(id, error)) }).catch(() => undefined);
       } finally {
-        controller.abort();
-        openStreams.delete(controller);
+        stream.abort();
+        openStreams.delete(stream);
         await frames.return(undefined);
       }
     },
