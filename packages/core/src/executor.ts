@@ -30,6 +30,11 @@ export interface ArtifactInput {
  * `status`) resolve as soon as they are checked and queued, so a burst of them goes to the store
  * in one commit; final states (`complete`, `fail`, `reject`, `requireInput`, `requireAuth`,
  * `reply`) resolve once they are in the store. After a cancel, updates are dropped silently.
+ *
+ * A turn ends at its final status (terminal, or interrupted: `input-required`, `auth-required`):
+ * that commit frees the context for its next turn, which may start at once on any worker, and
+ * updates the agent sends after it are dropped silently too. Set context state before the final
+ * status. The methods are safe to destructure (`async ({ text, complete }) => …`).
  */
 export interface TurnContext {
   /** The user message that started this turn (with taskId and contextId filled in). */

@@ -12,6 +12,7 @@ import { A2AError, invalidParams, taskNotCancelable, taskNotFound } from './erro
 import {
   type AgentExecutor,
   type AgentExecutorLike,
+  type ArtifactInput,
   type MessageInput,
   type TurnContext,
   textOf,
@@ -180,6 +181,30 @@ class TaskWriter {
   }
 }
 
+/**
+ * A deferred whose promise is made only when someone asks for it: most turns are never awaited
+ * (a stream reads the log, not the turn), so they should not each carry a pending promise.
+ */
+class LazyDeferred<T> {
+  #settled = false;
+  #value: T | undefined;
+  #deferred: { promise: Promise<T>; resolve: (value: T) => void } | undefined;
+
+  get promise(): Promise<T> {
+    if (this.#settled) return Promise.resolve(this.#value as T);
+    this.#deferred ??= deferred<T>();
+    return this.#deferred.promise;
+  }
+
+  /** The first call wins, as with a promise. */
+  resolve(value: T): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    this.#value = value;
+    this.#deferred?.resolve(value);
+  }
+}
+
 function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   let resolve!: (value: T) => void;
   const promise = new Promise<T>((r) => {
@@ -210,9 +235,9 @@ class Turn {
   /** The task with every queued update applied: what the agent's next update is checked against. */
   projected: Task;
   readonly controller = new AbortController();
-  readonly outcome = deferred<TurnOutcome>();
+  readonly outcome = new LazyDeferred<TurnOutcome>();
   /** Resolves when the executor has returned and the turn's writes are done. */
-  readonly done = deferred<void>();
+  readonly done = new LazyDeferred<void>();
   abortCause: AbortCause | undefined;
   settled = false;
   reply: Message | undefined;
@@ -345,6 +370,167 @@ class Turn {
   }
 }
 
+/** What the runtime lends the context of each of its turns; one object per runtime. */
+interface TurnServices {
+  readonly store: A2AStore;
+  readonly log: RuntimeLogger;
+  newId(): string;
+  statusEvent(task: Task, state: TaskState, message?: Message | string, metadata?: Metadata): TaskStatusUpdateEvent;
+}
+
+type EmitOptions = { durable?: boolean; after?: () => void };
+const NO_EMIT_OPTIONS: EmitOptions = Object.freeze({});
+
+/**
+ * The {@link TurnContext} an agent gets. Its update methods are getters returning a fresh arrow
+ * function: `const { complete } = turn` works, and a turn keeps no closure per method alive while
+ * it runs (a held stream's turn is mostly waiting). The message and task are copied only if read.
+ */
+class AgentTurn implements TurnContext {
+  readonly taskId: string;
+  readonly contextId: string;
+  readonly isNewTask: boolean;
+  readonly previousState: TaskState;
+  readonly contextState: unknown;
+  readonly #turn: Turn;
+  readonly #services: TurnServices;
+  readonly #taskAtStart: Task;
+  #message: Message | undefined;
+  #task: Task | undefined;
+  #text: string | undefined;
+
+  constructor(turn: Turn, services: TurnServices, previousState: TaskState, contextState: unknown) {
+    this.#turn = turn;
+    this.#services = services;
+    this.#taskAtStart = turn.projected;
+    this.taskId = turn.writer.task.id;
+    this.contextId = turn.writer.task.contextId;
+    this.isNewTask = turn.isNewTask;
+    this.previousState = previousState;
+    this.contextState = contextState;
+  }
+
+  // Copies for the agent, made on first read: it may mutate them freely.
+  get message(): Message {
+    this.#message ??= cloneJson(this.#turn.message);
+    return this.#message;
+  }
+  get task(): Task {
+    this.#task ??= cloneJson(this.#taskAtStart);
+    return this.#task;
+  }
+  get text(): string {
+    this.#text ??= textOf(this.#turn.message);
+    return this.#text;
+  }
+  get signal(): AbortSignal {
+    return this.#turn.controller.signal;
+  }
+
+  get setContextState(): TurnContext['setContextState'] {
+    return (state) => this.#services.store.setContext(this.contextId, state);
+  }
+  get status(): TurnContext['status'] {
+    return (state, message, metadata) => this.#status(state, message, metadata);
+  }
+  get working(): TurnContext['working'] {
+    return (message, metadata) => this.#status('working', message, metadata);
+  }
+  get complete(): TurnContext['complete'] {
+    return (message, metadata) => this.#status('completed', message, metadata);
+  }
+  get fail(): TurnContext['fail'] {
+    return (message, metadata) => this.#status('failed', message, metadata);
+  }
+  get reject(): TurnContext['reject'] {
+    return (message, metadata) => this.#status('rejected', message, metadata);
+  }
+  get requireInput(): TurnContext['requireInput'] {
+    return (message, metadata) => this.#status('input-required', message, metadata);
+  }
+  get requireAuth(): TurnContext['requireAuth'] {
+    return (message, metadata) => this.#status('auth-required', message, metadata);
+  }
+  get reply(): TurnContext['reply'] {
+    return (message) => {
+      const reply = toAgentMessage(message, this.#ids());
+      const turn = this.#turn;
+      return this.#emit((current) => [this.#services.statusEvent(current, 'completed', reply)], {
+        durable: true,
+        after: () => {
+          turn.reply = reply;
+          turn.settle();
+        },
+      });
+    };
+  }
+  get artifact(): TurnContext['artifact'] {
+    return (chunk) => this.#artifact(chunk);
+  }
+
+  async #artifact(chunk: ArtifactInput): Promise<string> {
+    const turn = this.#turn;
+    const artifactId = chunk.artifactId ?? (chunk.append ? turn.lastArtifactId : undefined) ?? this.#services.newId();
+    turn.lastArtifactId = artifactId;
+    await this.#emit((current) => {
+      const event: TaskEvent = {
+        kind: 'artifact-update',
+        taskId: current.id,
+        contextId: current.contextId,
+        artifact: toArtifact(chunk, artifactId),
+      };
+      if (chunk.append !== undefined) event.append = chunk.append;
+      if (chunk.lastChunk !== undefined) event.lastChunk = chunk.lastChunk;
+      return [event];
+    }, NO_EMIT_OPTIONS);
+    return artifactId;
+  }
+
+  #status(state: TaskState, message?: MessageInput, metadata?: Metadata): Promise<void> {
+    const turn = this.#turn;
+    return this.#emit(
+      (current) => [
+        this.#services.statusEvent(
+          current,
+          state,
+          message === undefined ? undefined : toAgentMessage(message, this.#ids()),
+          metadata,
+        ),
+      ],
+      isFinalState(state) ? { durable: true, after: () => turn.settle() } : NO_EMIT_OPTIONS,
+    );
+  }
+
+  #ids(): { taskId: string; contextId: string; messageId: string } {
+    return { taskId: this.taskId, contextId: this.contextId, messageId: this.#services.newId() };
+  }
+
+  /**
+   * Queues an update. A final state (and a reply) resolves once it is in the store; other updates
+   * resolve as soon as they are checked and queued, so a burst of them is written in one commit,
+   * unless too many are waiting for the store. An invalid transition rejects at once.
+   */
+  #emit(build: (current: Task) => TaskEvent[] | undefined, options: EmitOptions): Promise<void> {
+    const turn = this.#turn;
+    let staged: Promise<boolean> | undefined;
+    try {
+      staged = turn.stage(build);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (staged === undefined) {
+      // Canceled, or the turn already ended: the agent's late updates are dropped (§6.3).
+      this.#services.log.debug({ taskId: this.taskId }, 'a2a: dropped an update after the turn ended');
+      return Promise.resolve();
+    }
+    const { durable, after } = options;
+    const written =
+      after === undefined ? staged.then(() => undefined) : staged.then((ok) => (ok ? after() : undefined));
+    written.catch(() => undefined); // recorded in turn.emitError; the turn fails with it
+    return durable || turn.backlog > MAX_BACKLOG ? written : Promise.resolve();
+  }
+}
+
 /** What accepting a message led to: a turn started here, or a retry of a message already received. */
 type Accepted =
   | { kind: 'turn'; turn: Turn }
@@ -381,6 +567,8 @@ export class A2ARuntime {
   #leaseEnd: number | undefined;
   #started: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
+  /** What every turn's context uses of this runtime: one object, not closures per turn. */
+  readonly #turnServices: TurnServices;
   /** Streams waiting for their task's next events, by task id (see #pollFollowed). */
   readonly #waiting = new Map<string, Set<Follower>>();
   #followPollTimer: NodeJS.Timeout | undefined;
@@ -395,6 +583,12 @@ export class A2ARuntime {
     this.#id = options.generateId ?? randomUUID;
     this.#leaseTtlMs = options.leaseTtlMs ?? 15_000;
     this.workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+    this.#turnServices = {
+      store: this.store,
+      log: this.#log,
+      newId: () => this.#id(),
+      statusEvent: (task, state, message, metadata) => this.#statusEvent(task, state, message, metadata),
+    };
   }
 
   /** Opens the store, takes this worker's lease and starts the lease and retention timers. */
@@ -833,28 +1027,37 @@ export class A2ARuntime {
     void turn.stage((task) => [this.#statusEvent(task, 'working')])?.catch(() => undefined);
     // A context this message created has no state yet: no read for it.
     const contextRecord = turn.isNewContext ? undefined : await this.store.getContext(turn.writer.task.contextId);
-    const context = this.#turnContext(turn, previousState, contextRecord?.state);
+    const context = new AgentTurn(turn, this.#turnServices, previousState, contextRecord?.state);
 
-    let timer: NodeJS.Timeout | undefined;
-    const timeoutMs = this.#options.turnTimeoutMs;
-    const timedOut = new Promise<'timeout'>((resolve) => {
-      if (timeoutMs !== undefined && timeoutMs > 0) {
-        timer = setTimeout(() => resolve('timeout'), timeoutMs);
-        timer.unref();
-      }
-    });
     let thrown: unknown;
-    const execution = (async () => {
+    let how: 'returned' | 'timeout' = 'returned';
+    const timeoutMs = this.#options.turnTimeoutMs;
+    if (timeoutMs === undefined || timeoutMs <= 0) {
+      // No limit: no timer, no race, no extra promise kept alive while the agent works.
       try {
         await this.#executor.execute(context);
       } catch (error) {
         thrown = error;
       }
       await turn.flush();
-      return 'returned' as const;
-    })();
-    const how = await Promise.race([execution, timedOut]);
-    clearTimeout(timer);
+    } else {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), timeoutMs);
+        timer.unref();
+      });
+      const execution = (async () => {
+        try {
+          await this.#executor.execute(context);
+        } catch (error) {
+          thrown = error;
+        }
+        await turn.flush();
+        return 'returned' as const;
+      })();
+      how = await Promise.race([execution, timedOut]);
+      clearTimeout(timer);
+    }
 
     if (how === 'timeout') {
       turn.abort('timeout');
@@ -899,104 +1102,6 @@ export class A2ARuntime {
       return [{ kind: 'turn-end', taskId: task.id, contextId: task.contextId, turnId: turn.id }];
     });
     turn.settle();
-  }
-
-  #turnContext(turn: Turn, previousState: TaskState, contextState: unknown): TurnContext {
-    const { task } = turn.writer;
-    const projectedAtStart = turn.projected;
-    const ids = () => ({ taskId: task.id, contextId: task.contextId, messageId: this.#id() });
-    /**
-     * Queues an update. A final state (and a reply) resolves once it is in the store; other updates
-     * resolve as soon as they are checked and queued, so a burst of them is written in one commit,
-     * unless too many are waiting for the store. An invalid transition rejects at once.
-     */
-    const emit = (
-      build: (current: Task) => TaskEvent[] | undefined,
-      options: { durable?: boolean; after?: () => void } = {},
-    ): Promise<void> => {
-      let staged: Promise<boolean> | undefined;
-      try {
-        staged = turn.stage(build);
-      } catch (error) {
-        return Promise.reject(error);
-      }
-      if (staged === undefined) {
-        // Canceled (or finished) already: the agent's late updates are dropped, by §6.3.
-        this.#log.debug({ taskId: task.id }, 'a2a: dropped an update for a terminal task');
-        return Promise.resolve();
-      }
-      const written = staged.then((ok) => {
-        if (ok) options.after?.();
-      });
-      written.catch(() => undefined); // recorded in turn.emitError; the turn fails with it
-      return options.durable || turn.backlog > MAX_BACKLOG ? written : Promise.resolve();
-    };
-    const status = (state: TaskState, message?: MessageInput, metadata?: Metadata): Promise<void> =>
-      emit(
-        (current) => [
-          this.#statusEvent(
-            current,
-            state,
-            message === undefined ? undefined : toAgentMessage(message, ids()),
-            metadata,
-          ),
-        ],
-        isFinalState(state) ? { durable: true, after: () => turn.settle() } : {},
-      );
-    // Copies for the agent, made only if it reads them: it may mutate them freely.
-    let messageCopy: Message | undefined;
-    let taskCopy: Task | undefined;
-    return {
-      get message() {
-        messageCopy ??= cloneJson(turn.message);
-        return messageCopy;
-      },
-      get task() {
-        taskCopy ??= cloneJson(projectedAtStart);
-        return taskCopy;
-      },
-      taskId: task.id,
-      contextId: task.contextId,
-      isNewTask: turn.isNewTask,
-      previousState,
-      text: textOf(turn.message),
-      contextState,
-      signal: turn.controller.signal,
-      setContextState: (state) => this.store.setContext(task.contextId, state),
-      status,
-      working: (message, metadata) => status('working', message, metadata),
-      complete: (message, metadata) => status('completed', message, metadata),
-      fail: (message, metadata) => status('failed', message, metadata),
-      reject: (message, metadata) => status('rejected', message, metadata),
-      requireInput: (message, metadata) => status('input-required', message, metadata),
-      requireAuth: (message, metadata) => status('auth-required', message, metadata),
-      reply: (message) => {
-        const reply = toAgentMessage(message, ids());
-        return emit((current) => [this.#statusEvent(current, 'completed', reply)], {
-          durable: true,
-          after: () => {
-            turn.reply = reply;
-            turn.settle();
-          },
-        });
-      },
-      artifact: async (chunk) => {
-        const artifactId = chunk.artifactId ?? (chunk.append ? turn.lastArtifactId : undefined) ?? this.#id();
-        turn.lastArtifactId = artifactId;
-        await emit((current) => {
-          const event: TaskEvent = {
-            kind: 'artifact-update',
-            taskId: current.id,
-            contextId: current.contextId,
-            artifact: toArtifact(chunk, artifactId),
-          };
-          if (chunk.append !== undefined) event.append = chunk.append;
-          if (chunk.lastChunk !== undefined) event.lastChunk = chunk.lastChunk;
-          return [event];
-        });
-        return artifactId;
-      },
-    };
   }
 
   #now(): string {
@@ -1059,14 +1164,13 @@ export class A2ARuntime {
     return this.#framesFrom(record.task, record.version, { ...options, endIfFinal: true });
   }
 
-  async *#framesFrom(
+  /** The Task snapshot as the first frame, then the log after it (one generator: a held stream keeps one frame). */
+  #framesFrom(
     task: Task,
     version: number,
     options: StreamOptions & { turnId?: string; endIfFinal?: boolean; onlySnapshot?: boolean },
   ): AsyncGenerator<StreamFrame> {
-    yield { seq: version, result: withHistoryLength(task, options.historyLength) };
-    if (options.onlySnapshot || (options.endIfFinal && isFinalState(task.status.state))) return;
-    yield* this.#follow(task.id, version, options);
+    return this.#follow(task.id, version, options, task);
   }
 
   /**
@@ -1076,9 +1180,16 @@ export class A2ARuntime {
   async *#follow(
     taskId: string,
     afterSeq: number,
-    options: StreamOptions & { turnId?: string },
+    options: StreamOptions & { turnId?: string; endIfFinal?: boolean; onlySnapshot?: boolean },
+    snapshot?: Task,
   ): AsyncGenerator<StreamFrame> {
     const { signal, turnId } = options;
+    if (snapshot !== undefined) {
+      const { state } = snapshot.status;
+      yield { seq: afterSeq, result: withHistoryLength(snapshot, options.historyLength) };
+      snapshot = undefined; // not kept alive while the stream waits
+      if (options.onlySnapshot || (options.endIfFinal && isFinalState(state))) return;
+    }
     const follower: Follower = { taskId, last: afterSeq, wake: undefined };
     let notified = false;
     const unsubscribe = this.store.subscribe(taskId, (seq) => {

@@ -170,6 +170,19 @@ describe('message/send', () => {
     expect(await t.store.listWorkerTurns('tail-worker')).toEqual([]);
   });
 
+  it('lets the agent destructure the turn context, methods included', async () => {
+    t = await buildApp(async ({ text, taskId, message, task, working, artifact, complete }) => {
+      await working();
+      await artifact({
+        text: `${text} (${message.parts.length} part, task ${task.id === taskId ? 'ok' : 'mismatch'})`,
+      });
+      await complete('done');
+    });
+    const task = result(await t.call<Task>('message/send', { message: userMessage('unpacked') }));
+    expect(task.status.state).toBe('completed');
+    expect(textParts(task.artifacts?.[0]?.parts)).toBe('unpacked (1 part, task ok)');
+  });
+
   it('runs turns of different contexts concurrently', async () => {
     let running = 0;
     let maxRunning = 0;
