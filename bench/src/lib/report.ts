@@ -147,6 +147,7 @@ export function renderResults(result: RunResult): string {
   );
   push(
     '- Each server is a separate child process on its own loopback port, started and measured one after another (never two at once). RSS comes from the child (`/__rss`, after a full GC) or `/proc/<pid>/status`.',
+    '- Every server runs as plain JavaScript under `node`: its entry is compiled with esbuild (the repository\'s packages bundled from their TypeScript sources, npm dependencies loaded from node_modules), not run through tsx, whose keep-names wrappers add about 4 KB of heap per held stream.',
   );
   push(
     '- The load generator shares the 2 cores with the server under test, so absolute numbers understate a real deployment; the ratios, measured in the same run, are what to read.',
@@ -221,7 +222,7 @@ export function renderResults(result: RunResult): string {
 
   push('## Concurrent message/stream streams held open', '');
   push(
-    `${fmt(c.streams)} \`message/stream\` requests of \`sleep:${c.holdMs}\`, opened by a raw http client and held until the agent completes them. "KB per stream" is (RSS with all open − RSS before) / streams open, both after a full GC: the whole server-side cost of a stream (socket, request, task, turn, timers, store rows in memory). "KB per stream (heap)" is the same for the JS heap's live objects only; RSS also keeps what the heap and allocators grew to while the streams were opening, which the GC does not hand back.`,
+    `${fmt(c.streams)} \`message/stream\` requests of \`sleep:${c.holdMs}\`, opened by a raw http client and held until the agent completes them, on a freshly started server process (an empty store: with the tasks of the earlier scenarios, each stream's task would evict one and hide part of its cost). "KB per stream" is (RSS with all open − RSS before) / streams open, both after a full GC: the whole server-side cost of a stream (socket, request, task, turn, timers, store rows in memory). "KB per stream (heap)" is the same for the JS heap's live objects only; RSS also keeps what the heap and allocators grew to while the streams were opening, which the GC does not hand back.`,
     '',
   );
   push(

@@ -4,12 +4,31 @@
  * BENCH_RETENTION=off disables the retention sweep (default: the plugin's default).
  */
 
+import type { A2AStore } from '@fastify-a2a/core';
+import { MemoryStore } from '@fastify-a2a/store-memory';
+import { PostgresStore } from '@fastify-a2a/store-postgres';
+import { SqliteStore } from '@fastify-a2a/store-sqlite';
 import Fastify from 'fastify';
 import { a2aPlugin } from 'fastify-a2a';
 import { demoCard, echoAgent } from '../../../examples/demo/src/agents.js';
 import { fail, LISTEN, rssReport, serve, wantsGc } from './common.js';
 
-const store = process.env.BENCH_STORE ?? 'memory:';
+const storeUrl = process.env.BENCH_STORE ?? 'memory:';
+
+/**
+ * The store the URL names, built here with static imports (the plugin's own `store: '<url>'` loads
+ * the store package with a dynamic import, which the bench's bundle of this server cannot follow).
+ * Same defaults as the URL form.
+ */
+function storeFor(url: string): A2AStore {
+  if (url === 'memory:') return new MemoryStore();
+  if (url.startsWith('sqlite:')) return new SqliteStore({ filename: url.slice('sqlite:'.length) });
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema');
+  parsed.searchParams.delete('schema');
+  return new PostgresStore({ connectionString: parsed.toString(), ...(schema ? { schema } : {}) });
+}
+const store = storeFor(storeUrl);
 const app = Fastify({ logger: false });
 
 app.get('/__rss', async (request) => rssReport(wantsGc(request.url)));
