@@ -160,6 +160,9 @@ class TaskWriter {
           expectedVersion: this.version,
           task: next,
           events,
+          // Snapshots are copy-on-write (applyEvents) and events are built here from copies of
+          // what the agent passed: nothing changes them after the commit.
+          transfer: true,
           ...(options.enqueueTurn === undefined ? {} : { enqueueTurn: options.enqueueTurn }),
           ...(options.finishTurn === undefined ? {} : { finishTurn: options.finishTurn }),
         });
@@ -234,7 +237,8 @@ class Turn {
   readonly writer: TaskWriter;
   /** The task with every queued update applied: what the agent's next update is checked against. */
   projected: Task;
-  readonly controller = new AbortController();
+  /** Made when first needed (the agent reads `signal`, or the turn is aborted): most turns never are. */
+  #controller: AbortController | undefined;
   readonly outcome = new LazyDeferred<TurnOutcome>();
   /** Resolves when the executor has returned and the turn's writes are done. */
   readonly done = new LazyDeferred<void>();
@@ -363,10 +367,20 @@ class Turn {
     this.outcome.resolve(this.reply ? { task: this.writer.task, reply: this.reply } : { task: this.writer.task });
   }
 
+  get signal(): AbortSignal {
+    this.#controller ??= new AbortController();
+    return this.#controller.signal;
+  }
+
+  get aborted(): boolean {
+    return this.abortCause !== undefined;
+  }
+
   abort(cause: AbortCause): void {
-    if (this.controller.signal.aborted) return;
+    if (this.abortCause !== undefined) return;
     this.abortCause = cause;
-    this.controller.abort(new A2AError('INTERNAL', `Turn aborted: ${cause}`));
+    this.#controller ??= new AbortController();
+    this.#controller.abort(new A2AError('INTERNAL', `Turn aborted: ${cause}`));
   }
 }
 
@@ -424,7 +438,7 @@ class AgentTurn implements TurnContext {
     return this.#text;
   }
   get signal(): AbortSignal {
-    return this.#turn.controller.signal;
+    return this.#turn.signal;
   }
 
   get setContextState(): TurnContext['setContextState'] {
@@ -925,7 +939,7 @@ export class A2ARuntime {
   async #schedule(turn: Turn): Promise<void> {
     try {
       await this.#waitForTurnSlot(turn);
-      if (!turn.settled && !turn.controller.signal.aborted) await this.#runTurn(turn);
+      if (!turn.settled && !turn.aborted) await this.#runTurn(turn);
     } catch (error) {
       this.#log.error({ err: error, taskId: turn.taskId }, 'a2a: turn failed unexpectedly');
     } finally {
@@ -949,7 +963,7 @@ export class A2ARuntime {
     // A context this very message created has no other turn (its id was not known to anyone).
     if (turn.isNewContext) return;
     const pollMs = this.#options.turnPollIntervalMs ?? 100;
-    const { signal } = turn.controller;
+    const { signal } = turn;
     for (;;) {
       if (turn.settled || signal.aborted) return;
       const readiness = await this.store.turnReadiness(turn.ticket);
@@ -1008,7 +1022,7 @@ export class A2ARuntime {
     };
     turn.unsubscribe = this.store.subscribe(turn.taskId, (seq) => {
       notified = Math.max(notified, seq);
-      if (seq > turn.writer.version && !turn.controller.signal.aborted) void check();
+      if (seq > turn.writer.version && !turn.aborted) void check();
     });
   }
 
@@ -1104,8 +1118,17 @@ export class A2ARuntime {
     turn.settle();
   }
 
+  #lastNow = Number.NaN;
+  #lastNowIso = '';
+
+  /** The clock as an ISO timestamp; one string per millisecond (a turn stamps several events in one). */
   #now(): string {
-    return new Date(this.#clock()).toISOString();
+    const now = this.#clock();
+    if (now !== this.#lastNow) {
+      this.#lastNow = now;
+      this.#lastNowIso = new Date(now).toISOString();
+    }
+    return this.#lastNowIso;
   }
 
   #statusEvent(task: Task, state: TaskState, message?: Message | string, metadata?: Metadata): TaskStatusUpdateEvent {
@@ -1123,7 +1146,7 @@ export class A2ARuntime {
       status,
       final: isFinalState(state),
     };
-    if (metadata !== undefined) event.metadata = metadata;
+    if (metadata !== undefined) event.metadata = cloneJson(metadata); // the agent may reuse its object
     return event;
   }
 

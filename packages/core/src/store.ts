@@ -83,6 +83,13 @@ export interface CommitRequest {
    * A refused commit removes nothing.
    */
   finishTurn?: TurnTicket;
+  /**
+   * The caller hands `task` and `events` over: it never mutates them (nor anything they reference)
+   * after this call, so a store that keeps objects (the memory store) may keep these instead of
+   * copying them. Stores that serialise ignore it. The runtime sets it; its snapshots are built
+   * copy-on-write and never changed once made.
+   */
+  transfer?: boolean;
 }
 
 export interface CommitResult {

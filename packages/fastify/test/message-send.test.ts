@@ -1,4 +1,4 @@
-import type { Message, Task } from '@fastify-a2a/core';
+import type { Message, Part, Task } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { afterEach, describe, expect, it } from 'vitest';
 import { echoAgent } from '../../../examples/demo/src/agents.js';
@@ -168,6 +168,26 @@ describe('message/send', () => {
     expect(after.artifacts ?? []).toEqual([]);
     // No queued turn is left behind.
     expect(await t.store.listWorkerTurns('tail-worker')).toEqual([]);
+  });
+
+  it('keeps what the agent sent even when the agent changes its objects afterwards', async () => {
+    t = await buildApp(async (turn) => {
+      const metadata = { step: 1 };
+      const parts: Part[] = [{ kind: 'text', text: 'as sent' }];
+      await turn.working('busy', metadata);
+      await turn.artifact({ parts });
+      metadata.step = 99;
+      parts[0] = { kind: 'text', text: 'replaced' };
+      (parts as { kind: string; text: string }[]).push({ kind: 'text', text: 'added' });
+      await turn.complete();
+    });
+    const task = result(await t.call<Task>('message/send', { message: userMessage('x') }));
+    expect(textParts(task.artifacts?.[0]?.parts)).toBe('as sent');
+    const events = await t.store.readEvents(task.id, 0);
+    // The agent's working status (after the runtime's own, which has no metadata).
+    const working = events.findLast((e) => e.event.kind === 'status-update' && e.event.status.state === 'working');
+    expect((working?.event as { metadata?: unknown }).metadata).toEqual({ step: 1 });
+    expect((await t.store.getTask(task.id))?.task.artifacts?.[0]?.parts).toEqual([{ kind: 'text', text: 'as sent' }]);
   });
 
   it('lets the agent destructure the turn context, methods included', async () => {

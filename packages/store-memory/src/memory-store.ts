@@ -159,13 +159,15 @@ export class MemoryStore implements A2AStore {
       }
       seen.add(messageId);
     }
-    const task = cloneJson(request.task);
+    // Copied in, unless the caller handed the objects over (`transfer`: it never mutates them).
+    const copy = request.transfer === true ? <T>(value: T): T => value : cloneJson;
+    const task = copy(request.task);
     const now = this.#clock();
     // A creating commit's `task` event usually is the snapshot itself: one copy serves both, as
     // nothing here mutates what it stored.
     const stored: StoredEvent[] = events.map((event, i) => ({
       seq: expectedVersion + i + 1,
-      event: event === request.task ? task : cloneJson(event),
+      event: event === request.task ? task : copy(event),
       createdAt: now,
     }));
     const version = expectedVersion + events.length;

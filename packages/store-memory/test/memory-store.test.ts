@@ -270,3 +270,22 @@ describe('coordination', () => {
     for (const call of calls()) await expect(call).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });
   });
 });
+
+describe('transfer', () => {
+  it('keeps the handed-over objects instead of copying them, and still copies out', async () => {
+    const store = new MemoryStore();
+    const task = taskFixture({ state: 'working' });
+    await store.commit({ taskId: task.id, expectedVersion: 0, task, events: [task], transfer: true });
+    const read = await store.getTask(task.id);
+    expect(read?.task).toEqual(task);
+    expect(read?.task).not.toBe(task); // copied out all the same
+    // Without transfer the store copies in: the caller's later change does not reach it.
+    const other = taskFixture({ state: 'working' });
+    await store.commit({ taskId: other.id, expectedVersion: 0, task: other, events: [other] });
+    other.status.state = 'failed';
+    expect((await store.getTask(other.id))?.task.status.state).toBe('working');
+    // With transfer it does (which is why only a caller that never mutates may set it).
+    task.status.state = 'failed';
+    expect((await store.getTask(task.id))?.task.status.state).toBe('failed');
+  });
+});
