@@ -216,18 +216,23 @@ export const systemClock: Clock = () => Date.now();
  * @throws {A2AError} `INTERNAL` naming what is wrong with the request.
  */
 export function checkCommitRequest(request: CommitRequest, storeName: string): void {
+  const problem = commitRequestProblem(request);
+  if (problem !== undefined) {
+    throw new A2AError('INTERNAL', `${storeName}: commit() for task "${request.taskId}" ${problem}.`, {
+      data: { taskId: request.taskId },
+    });
+  }
+}
+
+function commitRequestProblem(request: CommitRequest): string | undefined {
   const { taskId, expectedVersion, task, events, finishTurn } = request;
-  const refuse = (problem: string): never => {
-    throw new A2AError('INTERNAL', `${storeName}: commit() for task "${taskId}" ${problem}.`, { data: { taskId } });
-  };
   if (!Number.isSafeInteger(expectedVersion) || expectedVersion < 0) {
-    refuse(`needs expectedVersion to be an integer >= 0, got ${String(expectedVersion)}`);
+    return `needs expectedVersion to be an integer >= 0, got ${String(expectedVersion)}`;
   }
-  if (!Array.isArray(events) || events.length === 0) refuse('has no events; send at least one');
-  if (task?.id !== taskId) refuse(`carries the snapshot of task "${String(task?.id)}"; they must match`);
+  if (!Array.isArray(events) || events.length === 0) return 'has no events; send at least one';
+  if (task?.id !== taskId) return `carries the snapshot of task "${String(task?.id)}"; they must match`;
   if (finishTurn !== undefined && (finishTurn.taskId !== taskId || finishTurn.contextId !== task.contextId)) {
-    refuse(
-      `was asked to finish a turn of task "${finishTurn.taskId}" in context "${finishTurn.contextId}"; only a turn of this task can end with its commit`,
-    );
+    return `was asked to finish a turn of task "${finishTurn.taskId}" in context "${finishTurn.contextId}"; only a turn of this task can end with its commit`;
   }
+  return undefined;
 }

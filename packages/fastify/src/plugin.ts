@@ -186,6 +186,7 @@ function buildCard(input: AgentCardInput, url: string): AgentCard {
 
 function isJsonContentType(value: string | undefined): boolean {
   if (value === undefined) return false;
+  if (value === 'application/json') return true; // what nearly every client sends
   const type = value.split(';')[0]?.trim().toLowerCase() ?? '';
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }

@@ -89,7 +89,7 @@ export class MemoryStore implements A2AStore {
   /** Ids of terminal tasks, least recently updated first: the eviction candidates. */
   readonly #terminal = new Set<string>();
   readonly #onListenerError: (error: unknown, taskId: string) => void;
-  /** Ordered least recently updated first: a commit moves its task to the end. */
+  /** In creation order. */
   readonly #tasks = new Map<string, Entry>();
   readonly #contexts = new Map<string, ContextRecord>();
   readonly #subscriptions = new Map<string, Set<Subscription>>();
@@ -151,13 +151,12 @@ export class MemoryStore implements A2AStore {
       throw new VersionConflictError(taskId, expectedVersion, existing?.record.version);
     }
     const messageIds = indexedMessageIds(events);
-    const seen = new Set<string>();
-    for (const messageId of messageIds) {
+    for (let i = 0; i < messageIds.length; i++) {
+      const messageId = messageIds[i] as string;
       const indexed = this.#messages.get(messageId);
-      if (indexed !== undefined || seen.has(messageId)) {
+      if (indexed !== undefined || messageIds.indexOf(messageId) < i) {
         throw new DuplicateMessageError(messageId, indexed === undefined ? undefined : { ...indexed });
       }
-      seen.add(messageId);
     }
     // Copied in, unless the caller handed the objects over (`transfer`: it never mutates them).
     const copy = request.transfer === true ? <T>(value: T): T => value : cloneJson;
@@ -184,11 +183,15 @@ export class MemoryStore implements A2AStore {
       this.#messages.set(messageId, { taskId, contextId: task.contextId });
       entry.messageIds.push(messageId);
     }
-    // Re-insert so the maps stay ordered by last update; eviction walks the terminal ones only.
-    this.#tasks.delete(taskId);
-    this.#tasks.set(taskId, entry);
-    this.#terminal.delete(taskId);
-    if (isTerminalState(task.status.state)) this.#terminal.add(taskId);
+    if (existing === undefined) this.#tasks.set(taskId, entry);
+    // Eviction walks the terminal tasks, least recently updated first: a commit moves its task to
+    // the end of that set (only terminal commits touch it, so a running task costs nothing here).
+    if (isTerminalState(task.status.state)) {
+      this.#terminal.delete(taskId);
+      this.#terminal.add(taskId);
+    } else if (existing !== undefined && this.#terminal.has(taskId)) {
+      this.#terminal.delete(taskId);
+    }
 
     let turn: TurnTicket | undefined;
     if (request.enqueueTurn !== undefined) {
