@@ -147,7 +147,7 @@ export function renderResults(result: RunResult): string {
   );
   push(
     '- Each server is a separate child process on its own loopback port, started and measured one after another (never two at once). RSS comes from the child (`/__rss`, after a full GC) or `/proc/<pid>/status`.',
-    '- Every server runs as plain JavaScript under `node`: its entry is compiled with esbuild (the repository\'s packages bundled from their TypeScript sources, npm dependencies loaded from node_modules), not run through tsx, whose keep-names wrappers add about 4 KB of heap per held stream.',
+    "- Every server runs as plain JavaScript under `node`: its entry is compiled with esbuild (the repository's packages bundled from their TypeScript sources, npm dependencies loaded from node_modules), not run through tsx, whose keep-names wrappers add about 4 KB of heap per held stream.",
   );
   push(
     '- The load generator shares the 2 cores with the server under test, so absolute numbers understate a real deployment; the ratios, measured in the same run, are what to read.',

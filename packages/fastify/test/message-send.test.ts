@@ -186,7 +186,7 @@ describe('message/send', () => {
     const events = await t.store.readEvents(task.id, 0);
     // The agent's working status (after the runtime's own, which has no metadata).
     const working = events.findLast((e) => e.event.kind === 'status-update' && e.event.status.state === 'working');
-    expect((working?.event as { metadata?: unknown }).metadata).toEqual({ step: 1 });
+    expect((working?.event as { metadata?: unknown } | undefined)?.metadata).toEqual({ step: 1 });
     expect((await t.store.getTask(task.id))?.task.artifacts?.[0]?.parts).toEqual([{ kind: 'text', text: 'as sent' }]);
   });
 
