@@ -6,7 +6,7 @@
 
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import { A2AError, JsonRpcErrorCode } from './errors.js';
-import type { A2ARuntime, RuntimeLogger, StreamFrame } from './runtime.js';
+import type { A2ARuntime, RuntimeLogger, StreamFrame, StreamSignal } from './runtime.js';
 import * as schemas from './schemas.js';
 import type {
   AgentCard,
@@ -26,7 +26,7 @@ export interface RpcCallOptions {
   /** SSE Last-Event-ID of a reconnecting stream: resume after that event sequence. */
   lastEventId?: number;
   /** Aborted when the client goes away; ends streams. Read only for streaming methods (it may be a getter). */
-  signal?: AbortSignal;
+  signal?: StreamSignal;
 }
 
 export interface JsonRpcHandlerOptions {
@@ -188,7 +188,7 @@ export class JsonRpcHandler {
     const runtime = this.#runtime;
     // Read only by the streaming methods: a caller may create the signal lazily (a getter), so a
     // plain request costs no AbortController.
-    const streamOptions = (): { signal?: AbortSignal } => {
+    const streamOptions = (): { signal?: StreamSignal } => {
       const { signal } = options;
       return signal ? { signal } : {};
     };

@@ -97,9 +97,19 @@ export interface StreamFrame {
   result: StreamResult;
 }
 
+/**
+ * What a stream needs to learn that its client went away. An AbortSignal is one; the Fastify plugin
+ * passes a lighter object of its own (an AbortController costs about 1 KB per held stream).
+ */
+export interface StreamSignal {
+  readonly aborted: boolean;
+  addEventListener(type: 'abort', listener: () => void): void;
+  removeEventListener(type: 'abort', listener: () => void): void;
+}
+
 export interface StreamOptions {
   /** Ends the stream (and stops waiting) when aborted, e.g. when the client disconnects. */
-  signal?: AbortSignal;
+  signal?: StreamSignal;
   /** Resume after this event sequence (SSE Last-Event-ID) instead of starting with a snapshot. */
   afterSeq?: number;
   historyLength?: number;

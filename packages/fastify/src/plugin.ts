@@ -12,6 +12,7 @@ import {
   JsonRpcHandler,
   type JsonRpcResponse,
   type RetentionOptions,
+  type StreamSignal,
 } from '@fastify-a2a/core';
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
@@ -191,6 +192,32 @@ function isJsonContentType(value: string | undefined): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
 
+/**
+ * Ends one stream when its client goes away or the server closes: the part of an AbortSignal the
+ * runtime uses ({@link StreamSignal}), without an AbortController's weight (about 1 KB per held
+ * stream).
+ */
+class StreamEnd implements StreamSignal {
+  aborted = false;
+  #listeners: (() => void)[] | undefined;
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    this.#listeners ??= [];
+    this.#listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const index = this.#listeners?.indexOf(listener) ?? -1;
+    if (index >= 0) this.#listeners?.splice(index, 1);
+  }
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    for (const listener of this.#listeners?.splice(0) ?? []) listener();
+  }
+}
+
 const routes: FastifyPluginAsync<A2APluginOptions> = async (fastify: FastifyInstance, opts: A2APluginOptions) => {
   const ownsStore = typeof opts.store !== 'object';
   const store =
@@ -233,7 +260,7 @@ const routes: FastifyPluginAsync<A2APluginOptions> = async (fastify: FastifyInst
   };
   const rpc = new JsonRpcHandler({ runtime, agentCard: () => cardFor(undefined).card, logger: fastify.log });
 
-  const openStreams = new Map<AbortController, FastifyReply>();
+  const openStreams = new Map<StreamEnd, FastifyReply>();
   // One timer for every open stream rather than one per stream (@fastify/sse's own heartbeat, off
   // on the route below): an idle stream then costs no timer at all.
   const heartbeatMs = opts.heartbeatIntervalMs ?? 15_000;
@@ -327,17 +354,17 @@ const routes: FastifyPluginAsync<A2APluginOptions> = async (fastify: FastifyInst
       const lastEventHeader = request.headers['last-event-id'];
       const lastEventId =
         typeof lastEventHeader === 'string' && /^\d+$/.test(lastEventHeader) ? Number(lastEventHeader) : undefined;
-      // Created only if the method streams: a plain request needs no AbortController.
-      let controller: AbortController | undefined;
+      // Created only if the method streams: a plain request needs none.
+      let streamEnd: StreamEnd | undefined;
       const outcome = await rpc.handle(request.body ?? '', {
         get signal() {
-          controller ??= new AbortController();
-          return controller.signal;
+          streamEnd ??= new StreamEnd();
+          return streamEnd;
         },
         ...(lastEventId !== undefined ? { lastEventId } : {}),
       });
       if (outcome.type === 'response') return outcome.response;
-      const stream = controller ?? new AbortController();
+      const stream = streamEnd ?? new StreamEnd();
 
       // §7.2: each SSE event's data is a JSON-RPC response carrying the request id; the SSE id is the
       // event's sequence number so a reconnect with Last-Event-ID resumes after it.
