@@ -228,6 +228,18 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
 
 type AbortCause = 'canceled' | 'timeout' | 'shutdown' | 'lease-lost';
 
+/** The turns running in this process on each store, whichever runtime runs them. */
+const turnsByStore = new WeakMap<A2AStore, Set<Turn>>();
+
+function turnsOf(store: A2AStore): Set<Turn> {
+  let turns = turnsByStore.get(store);
+  if (turns === undefined) {
+    turns = new Set();
+    turnsByStore.set(store, turns);
+  }
+  return turns;
+}
+
 /** A stream reading its task's log, while it waits for more. */
 interface Follower {
   readonly taskId: string;
@@ -939,8 +951,11 @@ export class A2ARuntime {
     if (ticket === undefined) throw new A2AError('INTERNAL', 'The store did not return the enqueued turn.');
     const isNewContext = incoming.contextId === undefined && incoming.taskId === undefined;
     const turn = new Turn(incoming.messageId, message, incoming.taskId === undefined, isNewContext, writer, ticket);
-    this.#watch(turn);
+    // A store shared across processes can carry a cancel from another worker: watch the task's log
+    // for it. Within one process a cancel reaches the turn directly (see turnsOfStore).
+    if (this.store.supports.crossProcess) this.#watch(turn);
     this.#turns.add(turn);
+    turnsOf(this.store).add(turn);
     void this.#schedule(turn);
     return { kind: 'turn', turn };
   }
@@ -963,6 +978,7 @@ export class A2ARuntime {
           );
       }
       this.#turns.delete(turn);
+      turnsOf(this.store).delete(turn);
       turn.unsubscribe?.();
       turn.settle();
       turn.done.resolve();
@@ -1180,7 +1196,9 @@ export class A2ARuntime {
       return [this.#statusEvent(task, 'canceled')];
     });
     // Abort local turns of the task at once rather than waiting for the notification round trip.
-    for (const turn of this.#turns) if (turn.taskId === params.id) turn.abort('canceled');
+    // Every runtime of this process sharing the store: with a store that is not shared across
+    // processes (memory), this is how a cancel reaches the turn, as no log watch runs for it.
+    for (const turn of turnsOf(this.store)) if (turn.taskId === params.id) turn.abort('canceled');
     return writer.task;
   }
 

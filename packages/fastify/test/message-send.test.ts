@@ -363,6 +363,34 @@ describe('tasks/cancel', () => {
     expect(got.status.state).toBe('canceled');
   });
 
+  it('reaches an agent running under another app of this process that shares the memory store', async () => {
+    const store = new MemoryStore();
+    let aborted = false;
+    t = await buildApp(
+      async (turn) => {
+        await turn.working();
+        await new Promise<void>((resolve) => {
+          turn.signal.addEventListener('abort', () => {
+            aborted = true;
+            resolve();
+          });
+        });
+      },
+      { store },
+    );
+    const other = await buildApp(echoAgent, { store });
+    try {
+      const task = result(
+        await t.call<Task>('message/send', { message: userMessage('wait'), configuration: { blocking: false } }),
+      );
+      await waitFor(async () => result(await t.call<Task>('tasks/get', { id: task.id })).status.state === 'working');
+      expect(result(await other.call<Task>('tasks/cancel', { id: task.id })).status.state).toBe('canceled');
+      await waitFor(() => aborted);
+    } finally {
+      await other.app.close();
+    }
+  });
+
   it('a blocking send of a task canceled meanwhile returns the canceled task', async () => {
     t = await buildApp(echoAgent);
     const message = userMessage('sleep:10000', { contextId: 'cancel-blocking' });
