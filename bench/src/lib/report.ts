@@ -1,6 +1,7 @@
 /** bench/RESULTS.md from one run's results: a table per scenario, ratios, and the issue's targets. */
 
 import { fmt, machineLine, ratio, settingsLine } from './env.js';
+import { type TargetKind, whyMissed } from './explanations.js';
 import type { RunResult, SendResult, ServerResult } from './types.js';
 
 const MB = 1024 * 1024;
@@ -53,6 +54,7 @@ function errorsOf(load: { errors: { socket: number; timeouts: number; non2xx: nu
 type Verdict = 'met' | 'missed' | 'not measured';
 
 interface Target {
+  kind: TargetKind;
   target: string;
   measured: string;
   verdict: Verdict;
@@ -62,11 +64,17 @@ export function evaluateTargets(result: RunResult): Target[] {
   const by = (name: string) => result.servers.find((s) => s.name === name);
   const sdk = by('sdk')?.send?.load;
   const targets: Target[] = [];
-  const throughput = (name: string, label: string, factor: number, p99Half: boolean): void => {
+  const throughput = (
+    name: 'memory' | 'sqlite' | 'postgres',
+    label: string,
+    factor: number,
+    p99Half: boolean,
+  ): void => {
+    const kind: TargetKind = `send-${name}`;
     const ours = by(name)?.send?.load;
     const target = `${label} message/send ≥ ${factor}× SDK req/s${p99Half ? ' with p99 ≤ ½ SDK p99' : ''}`;
     if (!ours || !sdk || ours.reqPerSec === 0 || sdk.reqPerSec === 0) {
-      targets.push({ target, measured: by(name)?.error ?? 'no result', verdict: 'not measured' });
+      targets.push({ kind, target, measured: by(name)?.error ?? 'no result', verdict: 'not measured' });
       return;
     }
     const r = ours.reqPerSec / sdk.reqPerSec;
@@ -74,6 +82,7 @@ export function evaluateTargets(result: RunResult): Target[] {
     const errors = Object.values(ours.errors).reduce((a, b) => a + b, 0);
     const ok = r >= factor && (!p99Half || p99 <= 0.5) && errors === 0;
     targets.push({
+      kind,
       target,
       measured: `${r.toFixed(2)}× req/s${p99Half ? `, p99 ${p99.toFixed(2)}× SDK` : ''}${errors ? `, ${errors} errors` : ''}`,
       verdict: ok ? 'met' : 'missed',
@@ -89,7 +98,7 @@ export function evaluateTargets(result: RunResult): Target[] {
     const per = server ? perStream(server) : undefined;
     const target = `10,000 concurrent SSE streams under 20 KB RSS each (${name})`;
     if (!s || !per) {
-      targets.push({ target, measured: server?.error ?? 'no result', verdict: 'not measured' });
+      targets.push({ kind: 'streams', target, measured: server?.error ?? 'no result', verdict: 'not measured' });
       continue;
     }
     const allOpen = s.load.openAtMeasure === s.load.requested;
@@ -99,6 +108,7 @@ export function evaluateTargets(result: RunResult): Target[] {
     if (per.rss >= 20 * 1024 || !allFinal || !allOpen) verdict = 'missed';
     else verdict = s.load.requested >= 10_000 ? 'met' : 'not measured';
     targets.push({
+      kind: 'streams',
       target,
       measured:
         verdict === 'not measured' ? `${measured} (only ${fmt(s.load.requested)} streams in this run)` : measured,
@@ -111,10 +121,11 @@ export function evaluateTargets(result: RunResult): Target[] {
     const growth = sustainedGrowth(server?.send);
     const target = `RSS flat after a sustained run (${name}: RSS after GC grows ≤ 10 % over a second message/send window)`;
     if (!growth) {
-      targets.push({ target, measured: server?.error ?? 'no result', verdict: 'not measured' });
+      targets.push({ kind: 'rss', target, measured: server?.error ?? 'no result', verdict: 'not measured' });
       continue;
     }
     targets.push({
+      kind: 'rss',
       target,
       measured: `RSS ${mb(growth.rss[0])} → ${mb(growth.rss[1])} MB (${pct(growth.rssPct)}), heap ${mb(growth.heap[0])} → ${mb(growth.heap[1])} MB (${pct(growth.heapPct)})`,
       verdict: growth.rssPct <= 10 ? 'met' : 'missed',
@@ -169,12 +180,22 @@ export function renderResults(result: RunResult): string {
 
   push('## Targets (from the issue)', '');
   push('| target | this run | verdict |', '| --- | --- | --- |');
-  for (const t of evaluateTargets(result)) {
+  const targets = evaluateTargets(result);
+  for (const t of targets) {
     push(
       `| ${t.target} | ${t.measured} | ${t.verdict === 'met' ? '✅ met' : t.verdict === 'missed' ? '❌ missed' : '– not measured'} |`,
     );
   }
   push('');
+  const missed = [...new Set(targets.filter((t) => t.verdict === 'missed').map((t) => t.kind))];
+  if (missed.length > 0) {
+    push('### Why the missed targets are missed', '');
+    for (const kind of missed) {
+      const why = whyMissed(kind, result);
+      if (why) push(`- ${why}`);
+    }
+    push('');
+  }
 
   const httpTable = (key: 'send' | 'get', title: string, what: string): void => {
     push(`## ${title}`, '', what, '');

@@ -1,0 +1,49 @@
+/**
+ * Why a target the run missed is missed: the evidence RESULTS.md gives under its targets table.
+ * Numbers from this run are filled in; the per-send CPU and the profile come from bench/RUNTIME.md
+ * (`npm run bench:runtime`) and bench/PROFILE.md (`BENCH_PROFILE=1 npm run bench`), which say how
+ * they were made.
+ */
+
+import type { RunResult } from './types.js';
+
+export type TargetKind = 'send-memory' | 'send-sqlite' | 'send-postgres' | 'streams' | 'rss';
+
+const x = (value: number | undefined): string => (value === undefined ? '?' : `${value.toFixed(2)}×`);
+
+export function whyMissed(kind: TargetKind, result: RunResult): string | undefined {
+  const by = (name: string) => result.servers.find((s) => s.name === name);
+  const rps = (name: string, key: 'send' | 'get') => by(name)?.[key]?.load.reqPerSec;
+  const ratio = (a: number | undefined, b: number | undefined) =>
+    a === undefined || b === undefined || b === 0 ? undefined : a / b;
+  const sdkOfCeiling = ratio(rps('sdk', 'send'), rps('ceiling', 'send'));
+  switch (kind) {
+    case 'send-memory':
+      return [
+        `**memory message/send.** In this run the SDK's message/send is ${x(sdkOfCeiling)} the raw-Fastify ceiling, so 3× the SDK means ${x(sdkOfCeiling === undefined ? undefined : 3 * sdkOfCeiling)} the ceiling, while fastify-a2a's own tasks/get (one store read and one response) reaches ${x(ratio(rps('memory', 'get'), rps('ceiling', 'get')))} of it.`,
+        'A blocking message/send does strictly more per request: it validates the message, creates the task, runs the agent (7 updates checked against the task), writes two versioned commits with an 8-event log that streams on any worker can resume from (the SDK keeps no log), and answers with a larger body.',
+        'bench/PROFILE.md shows where the rest goes: socket writes and the garbage collector are the largest single frames, each about an eighth of busy time, then the memory store commit; the load generator takes a share of the same two cores.',
+      ].join(' ');
+    case 'send-sqlite':
+      return [
+        `**SQLite message/send** (${x(ratio(rps('sqlite', 'send'), rps('sdk', 'send')))} the SDK).`,
+        "Every send is two SQLite write transactions (the task with its message index entry and queue slot, then the agent's batch that also frees the slot), each appending the pages it touched to the WAL.",
+        "bench/RUNTIME.md measures the CPU per send without HTTP: several times the memory store's, much of it in the kernel writing WAL pages. The SDK keeps its tasks in memory and writes nothing.",
+      ].join(' ');
+    case 'send-postgres':
+      return [
+        `**Postgres message/send** (${x(ratio(rps('postgres', 'send'), rps('sdk', 'send')))} the SDK).`,
+        'Every send is two single-statement transactions with a synchronous commit, and a NOTIFY shared by the commits of the moment.',
+        "bench/RUNTIME.md measures the Postgres server's CPU per send apart from the worker's: together they need more CPU per send than the SDK's whole in-memory request, and this machine's two cores also run the load generator.",
+        "The result is durable and shared by every worker; a deployment with Postgres on its own machine adds the database's cores.",
+      ].join(' ');
+    case 'streams':
+      return [
+        "**Held streams.** A held stream costs the Fastify request and reply, the SSE context, the task with its log in the store, the running turn with its AbortSignal (the agent sleeps on it) and the paused agent, the stream's reader, and the socket; the raw-Fastify ceiling row shows what the HTTP and SSE part alone costs.",
+        "The heap per stream is at or below the SDK's; RSS also keeps what the heap and allocators grew to while 10,000 streams opened, which the GC does not return.",
+        "With Postgres each stream's turn also commits through the pool while thousands open at once, so RSS grows by the queued queries' buffers as well.",
+      ].join(' ');
+    case 'rss':
+      return '**RSS growth.** See the memory table: the stores keep tasks until their bound (`maxTasks`, retention), so growth before that bound is data, not a leak.';
+  }
+}
