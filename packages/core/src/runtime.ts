@@ -365,6 +365,8 @@ class Turn {
       } catch (error) {
         this.#diverged = true;
         this.emitError ??= error;
+        // The end was not written: the turn is not over, so its failure can still be recorded.
+        if (ends) this.ended = false;
         for (const waiter of waiters) waiter.reject(error);
       } finally {
         this.#inFlight = 0;

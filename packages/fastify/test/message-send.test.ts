@@ -319,6 +319,32 @@ describe('retried messages', () => {
 });
 
 describe('writes', () => {
+  it('fails the task when the store refuses the commit of the final status, rather than leaving it working', async () => {
+    const store = new MemoryStore();
+    const commit = store.commit.bind(store);
+    let refused = 0;
+    store.commit = (request) => {
+      const final = request.events.some((e) => e.kind === 'status-update' && e.status.state === 'completed');
+      if (final && refused === 0) {
+        refused++;
+        return Promise.reject(new Error('disk full (injected)'));
+      }
+      return commit(request);
+    };
+    t = await buildApp(
+      async (turn) => {
+        await turn.artifact({ text: 'partial' });
+        await turn.complete('done');
+      },
+      { store, workerId: 'refusing-store' },
+    );
+    const task = result(await t.call<Task>('message/send', { message: userMessage('x') }));
+    expect(refused).toBe(1);
+    expect(task.status.state).toBe('failed');
+    expect(textParts(task.status.message?.parts)).toMatch(/disk full \(injected\)/);
+    expect(await store.listWorkerTurns('refusing-store')).toEqual([]);
+  });
+
   it('writes a burst of agent updates in few commits, every event once and in order', async () => {
     const store = new MemoryStore();
     let commits = 0;
