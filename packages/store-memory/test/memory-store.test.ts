@@ -56,6 +56,57 @@ describe('bounded retention (maxTasks)', () => {
     expect((await store.getTask('input'))?.task.id).toBe('input');
   });
 
+  /** A store-level write the runtime never makes (the state machine refuses it): sets the task's state. */
+  const setState = async (store: MemoryStore, taskId: string, state: 'working' | 'completed'): Promise<void> => {
+    const record = await store.getTask(taskId);
+    if (record === undefined) throw new Error(`no task ${taskId}`);
+    const task = { ...record.task, status: { ...record.task.status, state } };
+    await store.commit({ taskId, expectedVersion: record.version, task, events: [statusUpdate(task, state)] });
+  };
+
+  it('a terminal task committed again moves to the end; one made non-terminal is no candidate until it ends again', async () => {
+    const store = new MemoryStore({ maxTasks: 3 });
+    for (const id of ['x', 'y', 'z']) await createTask(store, taskFixture({ id, state: 'completed' }));
+    await setState(store, 'x', 'completed'); // committed again, still terminal: now the most recent
+    await setState(store, 'y', 'working'); // reopened: no candidate while it runs
+
+    await createTask(store, taskFixture({ id: 'n1', state: 'working' }));
+    expect(await store.getTask('z')).toBeUndefined(); // the oldest candidate
+    expect((await store.getTask('x'))?.task.id).toBe('x');
+    expect((await store.getTask('y'))?.task.id).toBe('y');
+
+    await setState(store, 'y', 'completed'); // ends again, after x: x goes first
+    await createTask(store, taskFixture({ id: 'n2', state: 'working' }));
+    expect(await store.getTask('x')).toBeUndefined();
+    expect((await store.getTask('y'))?.task.id).toBe('y');
+  });
+
+  it('keeps exactly the most recent terminal tasks over a long churn (the eviction queue compacts)', async () => {
+    const store = new MemoryStore({ maxTasks: 100 });
+    const finished = async (id: string): Promise<void> => {
+      const task = taskFixture({ id, contextId: 'churn', state: 'working' });
+      await createTask(store, task);
+      await appendEvents(store, task.id, [statusUpdate(task, 'completed')]);
+    };
+    for (let i = 0; i < 3000; i++) {
+      await finished(`c${i}`);
+      // Now and then a recent finished task is committed again: it moves to the end.
+      if (i % 7 === 0 && i >= 10) await setState(store, `c${i - 10}`, 'completed');
+    }
+    const kept = async () => (await store.listTasksByContext('churn')).map((r) => r.task.id);
+    expect(await kept()).toHaveLength(100);
+    expect(await kept()).toContain('c2999');
+    expect(await kept()).not.toContain('c2000');
+    // After all that churn the order still holds: the oldest kept task, committed again, outlives
+    // the next oldest.
+    const oldest = (await kept())[0] as string;
+    const next = (await kept())[1] as string;
+    await setState(store, oldest, 'completed');
+    await finished('c3000');
+    expect(await kept()).toContain(oldest);
+    expect(await kept()).not.toContain(next);
+  });
+
   it('keeps the task count at maxTasks under a stream of finished tasks', async () => {
     const store = new MemoryStore({ maxTasks: 10 });
     for (let i = 0; i < 50; i++) {
