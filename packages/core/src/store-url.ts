@@ -48,7 +48,8 @@ const SUPPORTED =
  * Creates (does not open) the store a URL names.
  * - `memory:` — in-process, lost on restart.
  * - `sqlite:<path>` or `sqlite::memory:` — a better-sqlite3 file; relative paths from the working directory.
- * - `postgres://…` or `postgresql://…` — a pg connection string; `?schema=<name>` picks the schema.
+ * - `postgres://…` or `postgresql://…` — a pg connection string; `?schema=<name>` picks the schema,
+ *   `?preparedStatements=false` sends plain statements (PgBouncer before 1.21 in transaction mode).
  * @throws {A2AError} INVALID_OPTIONS naming what is wrong with the URL.
  */
 export async function createStoreFromUrl(url: string, options: StoreUrlOptions = {}): Promise<A2AStore> {
@@ -81,8 +82,21 @@ export async function createStoreFromUrl(url: string, options: StoreUrlOptions =
     }
     const schema = parsed.searchParams.get('schema');
     parsed.searchParams.delete('schema');
+    const prepared = parsed.searchParams.get('preparedStatements');
+    parsed.searchParams.delete('preparedStatements');
+    if (prepared !== null && prepared !== 'true' && prepared !== 'false') {
+      throw new A2AError(
+        'INVALID_OPTIONS',
+        `The store URL "${redact(url)}" has preparedStatements=${prepared}; write preparedStatements=true or preparedStatements=false.`,
+      );
+    }
     const PostgresStore = await load('@fastify-a2a/store-postgres', 'PostgresStore');
-    return new PostgresStore({ ...common, connectionString: parsed.toString(), ...(schema ? { schema } : {}) });
+    return new PostgresStore({
+      ...common,
+      connectionString: parsed.toString(),
+      ...(schema ? { schema } : {}),
+      ...(prepared !== null ? { preparedStatements: prepared === 'true' } : {}),
+    });
   }
   throw new A2AError('INVALID_OPTIONS', `Unsupported store URL "${redact(url)}"; ${SUPPORTED}.`);
 }

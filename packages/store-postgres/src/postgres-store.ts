@@ -409,6 +409,8 @@ export class PostgresStore implements A2AStore {
   readonly schema: string;
   /** The namespace this store reads and writes. */
   readonly namespace: string;
+  /** Whether statements go as named prepared statements (the `preparedStatements` option). */
+  readonly preparedStatements: boolean;
 
   readonly #options: Readonly<PostgresStoreOptions>;
   readonly #clock: Clock;
@@ -426,7 +428,6 @@ export class PostgresStore implements A2AStore {
   #closing: Promise<void> | undefined;
   #open = false;
   #closed = false;
-  readonly #prepared: boolean;
 
   constructor(options: PostgresStoreOptions = {}) {
     validate(options);
@@ -445,7 +446,7 @@ export class PostgresStore implements A2AStore {
         { cause: error },
       );
     }
-    this.#prepared = options.preparedStatements ?? true;
+    this.preparedStatements = options.preparedStatements ?? true;
     const listen = options.listen ?? true;
     this.supports = { durable: true, crossProcess: listen, ttl: true, namespaces: true };
   }
@@ -591,7 +592,7 @@ export class PostgresStore implements A2AStore {
   ): Promise<pg.QueryResult<R>> {
     const pool = this.#ready(ctx);
     try {
-      if (!this.#prepared) return await pool.query<R>(text, values);
+      if (!this.preparedStatements) return await pool.query<R>(text, values);
       return await pool.query<R>({ name: statementName(text), text, values });
     } catch (error) {
       throw storeError(error, this.#target);
