@@ -32,7 +32,7 @@
 
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import pg from 'pg';
 import { ServerProcess, type ServerSpec } from './lib/child.js';
 import {
@@ -334,9 +334,11 @@ let postgresSchema: string | undefined;
 async function main(): Promise<void> {
   // `npm run bench -- --render bench/results/<date>.json`: regenerate RESULTS.md from a result file.
   if (process.argv[2] === '--render' && process.argv[3]) {
-    const saved = JSON.parse(readFileSync(process.argv[3], 'utf8')) as RunResult;
+    // npm runs this script in bench/; a relative path is meant from where npm was invoked.
+    const file = resolve(process.env.INIT_CWD ?? process.cwd(), process.argv[3]);
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as RunResult;
     writeFile(join(BENCH_DIR, 'RESULTS.md'), renderResults(saved));
-    console.log(`rendered bench/RESULTS.md from ${process.argv[3]}`);
+    console.log(`rendered bench/RESULTS.md from ${file}`);
     return;
   }
   const tmp = mkdtempSync(join(tmpdir(), 'fastify-a2a-bench-'));
