@@ -3,6 +3,7 @@ export * from './errors.js';
 export * from './executor.js';
 export * from './json.js';
 export * from './jsonrpc.js';
+export * from './multi-map.js';
 export * from './runtime.js';
 export * as schemas from './schemas.js';
 export * from './store.js';

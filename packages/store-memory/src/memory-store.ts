@@ -14,6 +14,11 @@ import {
   isTerminalState,
   type ListTasksOptions,
   type MessageIndexEntry,
+  type MultiMap,
+  multiMapAdd,
+  multiMapDelete,
+  multiMapHas,
+  multiMapValues,
   type PurgeResult,
   type StoreCallContext,
   type StoreCapabilities,
@@ -92,7 +97,8 @@ export class MemoryStore implements A2AStore {
   /** In creation order. */
   readonly #tasks = new Map<string, Entry>();
   readonly #contexts = new Map<string, ContextRecord>();
-  readonly #subscriptions = new Map<string, Set<Subscription>>();
+  /** Task id → its subscriptions (one kept as itself: see MultiMap). */
+  readonly #subscriptions: MultiMap<string, Subscription> = new Map();
   /** messageId → the task it was committed to. */
   readonly #messages = new Map<string, MessageIndexEntry>();
   /** contextId → its queued tickets, in position order; a context without tickets has no entry. */
@@ -172,18 +178,22 @@ export class MemoryStore implements A2AStore {
     }));
     const version = expectedVersion + events.length;
 
-    const entry: Entry = existing ?? {
-      record: { task, version, createdAt: now, updatedAt: now },
-      events: [],
-      order: this.#created++,
-      messageIds: [],
-    };
-    entry.record = { task, version, createdAt: entry.record.createdAt, updatedAt: now };
-    for (const event of stored) entry.events.push(event);
-    for (const messageId of messageIds) {
-      this.#messages.set(messageId, { taskId, contextId: task.contextId });
-      entry.messageIds.push(messageId);
+    let entry: Entry;
+    if (existing === undefined) {
+      // The new task's arrays start at their exact size (`[]` plus a push reserves 17 slots).
+      entry = {
+        record: { task, version, createdAt: now, updatedAt: now },
+        events: stored,
+        order: this.#created++,
+        messageIds,
+      };
+    } else {
+      entry = existing;
+      entry.record = { task, version, createdAt: entry.record.createdAt, updatedAt: now };
+      for (const event of stored) entry.events.push(event);
+      for (const messageId of messageIds) entry.messageIds.push(messageId);
     }
+    for (const messageId of messageIds) this.#messages.set(messageId, { taskId, contextId: task.contextId });
     if (existing === undefined) this.#tasks.set(taskId, entry);
     // Eviction walks the terminal tasks, least recently updated first: a commit moves its task to
     // the end of that set (only terminal commits touch it, so a running task costs nothing here).
@@ -263,15 +273,9 @@ export class MemoryStore implements A2AStore {
 
   subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
     const subscription: Subscription = { listener };
-    let set = this.#subscriptions.get(taskId);
-    if (set === undefined) {
-      set = new Set();
-      this.#subscriptions.set(taskId, set);
-    }
-    set.add(subscription);
+    multiMapAdd(this.#subscriptions, taskId, subscription);
     return () => {
-      const current = this.#subscriptions.get(taskId);
-      if (current?.delete(subscription) && current.size === 0) this.#subscriptions.delete(taskId);
+      multiMapDelete(this.#subscriptions, taskId, subscription);
     };
   }
 
@@ -412,12 +416,11 @@ export class MemoryStore implements A2AStore {
    * half-finished one. Whoever unsubscribes before then is not called.
    */
   #notify(taskId: string, seq: number): void {
-    const set = this.#subscriptions.get(taskId);
-    if (set === undefined || set.size === 0) return;
-    const subscriptions = [...set];
+    if (!this.#subscriptions.has(taskId)) return;
+    const subscriptions = multiMapValues(this.#subscriptions, taskId);
     queueMicrotask(() => {
       for (const subscription of subscriptions) {
-        if (!this.#subscriptions.get(taskId)?.has(subscription)) continue;
+        if (!multiMapHas(this.#subscriptions, taskId, subscription)) continue;
         try {
           subscription.listener(seq);
         } catch (error) {

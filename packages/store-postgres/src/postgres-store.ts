@@ -20,6 +20,10 @@ import {
   type ExpiredWorker,
   type ListTasksOptions,
   type MessageIndexEntry,
+  type MultiMap,
+  multiMapAdd,
+  multiMapDelete,
+  multiMapValues,
   type PurgeResult,
   type StoreCallContext,
   type StoreCapabilities,
@@ -420,7 +424,8 @@ export class PostgresStore implements A2AStore {
   #pendingNotifications = new Map<string, number>();
   #notifying = false;
   readonly #target: Target;
-  readonly #subscribers = new Map<string, Set<{ listener: Listener }>>();
+  /** Task id → its subscribers (one kept as itself: see MultiMap in @fastify-a2a/core). */
+  readonly #subscribers: MultiMap<string, { listener: Listener }> = new Map();
   /** Set while open (or opening). */
   #pool: pg.Pool | undefined;
   #listener: NotificationListener | undefined;
@@ -883,22 +888,15 @@ export class PostgresStore implements A2AStore {
   subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
     // A wrapper per call, so subscribing the same function twice gives two independent subscriptions.
     const entry = { listener };
-    let set = this.#subscribers.get(taskId);
-    if (set === undefined) {
-      set = new Set();
-      this.#subscribers.set(taskId, set);
-    }
-    set.add(entry);
+    multiMapAdd(this.#subscribers, taskId, entry);
     return () => {
-      const current = this.#subscribers.get(taskId);
-      if (current?.delete(entry) && current.size === 0) this.#subscribers.delete(taskId);
+      multiMapDelete(this.#subscribers, taskId, entry);
     };
   }
 
   #dispatch(taskId: string, seq: number): void {
-    const set = this.#subscribers.get(taskId);
-    if (set === undefined) return;
-    for (const { listener } of [...set]) {
+    if (!this.#subscribers.has(taskId)) return;
+    for (const { listener } of multiMapValues(this.#subscribers, taskId)) {
       try {
         listener(seq);
       } catch (error) {

@@ -21,6 +21,10 @@ import {
   type ExpiredWorker,
   type ListTasksOptions,
   type MessageIndexEntry,
+  type MultiMap,
+  multiMapAdd,
+  multiMapDelete,
+  multiMapValues,
   type PurgeResult,
   type StoreCallContext,
   type StoreCapabilities,
@@ -454,7 +458,8 @@ export class SqliteStore implements A2AStore {
   #statements: Statements | undefined;
   #closed = false;
 
-  readonly #subscriptions = new Map<string, Set<Subscription>>();
+  /** Task id → its subscriptions (one kept as itself: see MultiMap in @fastify-a2a/core). */
+  readonly #subscriptions: MultiMap<string, Subscription> = new Map();
   /** The version each subscribed task was last notified at (or had when first subscribed). */
   readonly #seen = new Map<string, number>();
   /** Subscribed tasks that had a turn queued when last checked (to notice another process's finishTurn). */
@@ -716,24 +721,19 @@ export class SqliteStore implements A2AStore {
    * the other listeners; its error goes to the `onListenerError` option, if any.
    */
   subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
-    let subscriptions = this.#subscriptions.get(taskId);
-    if (subscriptions === undefined) {
-      subscriptions = new Set();
-      this.#subscriptions.set(taskId, subscriptions);
+    if (!this.#subscriptions.has(taskId)) {
       if (!this.#seen.has(taskId)) this.#seen.set(taskId, this.#currentVersion(taskId));
       if (this.supports.crossProcess && this.#hasQueuedTurn(taskId)) this.#queued.add(taskId);
     }
     // A wrapper per call, so subscribing the same function twice needs two unsubscribes.
     const subscription: Subscription = { listener };
-    subscriptions.add(subscription);
+    multiMapAdd(this.#subscriptions, taskId, subscription);
     this.#syncTimer();
     let active = true;
     return () => {
       if (!active) return;
       active = false;
-      const current = this.#subscriptions.get(taskId);
-      if (current === undefined || !current.delete(subscription) || current.size > 0) return;
-      this.#subscriptions.delete(taskId);
+      if (!multiMapDelete(this.#subscriptions, taskId, subscription) || this.#subscriptions.has(taskId)) return;
       this.#seen.delete(taskId);
       this.#queued.delete(taskId);
       this.#syncTimer();
@@ -770,10 +770,9 @@ export class SqliteStore implements A2AStore {
 
   /** `seq` 0 means "no new events, re-check" (a turn ended); it is not recorded as seen. */
   #notify(taskId: string, seq: number): void {
-    const subscriptions = this.#subscriptions.get(taskId);
-    if (subscriptions === undefined) return;
+    if (!this.#subscriptions.has(taskId)) return;
     if (seq > 0) this.#seen.set(taskId, seq);
-    for (const { listener } of [...subscriptions]) {
+    for (const { listener } of multiMapValues(this.#subscriptions, taskId)) {
       try {
         listener(seq);
       } catch (error) {
