@@ -25,7 +25,7 @@ export function whyMissed(kind: TargetKind, result: RunResult): string | undefin
       if (speed !== undefined && speed >= 3 && ours && sdk) {
         return [
           `**memory message/send p99** (${ours.latencyMs.p99} ms against the SDK's ${sdk.latencyMs.p99} ms, ${x(ratio(ours.latencyMs.p99, sdk.latencyMs.p99))}, while the throughput part is met at ${x(speed)}).`,
-          'autocannon reports whole milliseconds, so a millisecond either way decides this verdict; the full run at 253d395, which lacked only the stream-memory changes of b13ca9b, met it (3.21×, p99 0.45×).',
+          'autocannon reports whole milliseconds and the margin is a millisecond or two; the full run at 253d395, which lacked only the stream-memory changes of b13ca9b, met it (3.21×, p99 0.45×).',
           'The tail of a blocking send is mostly garbage-collection pauses (about an eighth of busy time in bench/PROFILE.md) with 64 requests in flight on two cores shared with the load generator.',
         ].join(' ');
       }
