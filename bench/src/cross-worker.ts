@@ -25,7 +25,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import type { Cluster } from './cross-worker/cluster.js';
 import { type LatencyConfig, measureLatency, type StoreLatencyResult } from './cross-worker/latency.js';
 import { type CrossWorkerResult, histogram, renderMarkdown } from './cross-worker/report.js';
@@ -33,6 +32,7 @@ import { type CpuWindow, cpuWindow, DISTURBED_CORES, disturbance } from './cross
 import { measureThroughput, type ThroughputConfig, type ThroughputRun } from './cross-worker/throughput.js';
 import {
   BENCH_DIR,
+  dropSchema,
   envNumber,
   machineInfo,
   POSTGRES_URL,
@@ -42,6 +42,7 @@ import {
   repoInfo,
   sleep,
   today,
+  withPostgres,
   writeFile,
 } from './lib/env.js';
 
@@ -94,19 +95,9 @@ function postgresUrl(schema: string): string {
   return url.toString();
 }
 
-async function withClient<T>(fn: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL, connectionTimeoutMillis: 5000 });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end().catch(() => undefined);
-  }
-}
-
 /** Drops every schema this run created (bench_xw_<random>…). */
 async function dropSchemas(): Promise<void> {
-  await withClient(async (client) => {
+  await withPostgres(async (client) => {
     const { rows } = await client.query<{ name: string }>(
       `SELECT schema_name AS name FROM information_schema.schemata WHERE schema_name = $1 OR schema_name LIKE $2`,
       [baseSchema, `${baseSchema}\\_%`],
@@ -255,7 +246,7 @@ async function main(): Promise<void> {
           trackCluster,
         );
       } finally {
-        await withClient((client) => client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`));
+        await dropSchema(schema);
       }
     });
     throughput.push(run);

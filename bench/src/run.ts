@@ -33,10 +33,10 @@
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import pg from 'pg';
 import { ServerProcess, type ServerSpec } from './lib/child.js';
 import {
   BENCH_DIR,
+  dropSchema,
   envNumber,
   machineInfo,
   POSTGRES_URL,
@@ -49,6 +49,7 @@ import {
   writeFile,
 } from './lib/env.js';
 import { type HttpLoadResult, httpLoad, streamLoad } from './lib/load.js';
+import { samplePostgresWaits } from './lib/postgres-waits.js';
 import { renderProfileSummary, type SourceMaps, summarizeProfile } from './lib/profile.js';
 import { renderResults } from './lib/report.js';
 import type {
@@ -117,36 +118,6 @@ async function createTask(url: string): Promise<string> {
   return json.result?.kind === 'task' && json.result.id ? json.result.id : 'no-task';
 }
 
-/**
- * Samples what the store's Postgres backends wait on (pg_stat_activity) every 100 ms until stopped:
- * average number of active backends per wait event. Only sessions running the bench schema's queries count.
- */
-function samplePostgresWaits(schema: string): () => Promise<Record<string, number>> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  const counts = new Map<string, number>();
-  let samples = 0;
-  let running = true;
-  const loop = (async () => {
-    await client.connect();
-    while (running) {
-      const { rows } = await client.query<{ wait: string }>(
-        `SELECT coalesce(wait_event_type || '/' || wait_event, 'CPU') AS wait FROM pg_stat_activity
-         WHERE state = 'active' AND pid <> pg_backend_pid() AND position($1 in query) > 0`,
-        [schema],
-      );
-      samples++;
-      for (const { wait } of rows) counts.set(wait, (counts.get(wait) ?? 0) + 1);
-      await sleep(100);
-    }
-  })();
-  return async () => {
-    running = false;
-    await loop.catch(() => undefined);
-    await client.end().catch(() => undefined);
-    return Object.fromEntries([...counts].map(([wait, n]) => [wait, samples > 0 ? n / samples : 0]));
-  };
-}
-
 async function runSend(server: ServerProcess, spec: ServerSpec): Promise<SendResult> {
   const body = sendBody(config.echoText);
   const verify =
@@ -163,9 +134,10 @@ async function runSend(server: ServerProcess, spec: ServerSpec): Promise<SendRes
   const sampler = setInterval(sample, 250);
   try {
     if (profile) await server.mark('start');
-    const stopWaits = postgresSchema && spec.name === 'postgres' ? samplePostgresWaits(postgresSchema) : undefined;
+    const stopWaits =
+      postgresSchema && spec.name === 'postgres' ? samplePostgresWaits(POSTGRES_URL, postgresSchema) : undefined;
     const load = await window();
-    const postgresWaits = await stopWaits?.();
+    const postgresWaits = (await stopWaits?.())?.waits;
     if (profile) await server.mark('end');
     sample();
     const after = await server.memory(true);
@@ -316,16 +288,6 @@ async function benchServer(spec: ServerSpec, kind: ServerResult['kind']): Promis
     }
   }
   return result;
-}
-
-async function dropSchema(schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString: POSTGRES_URL });
-  await client.connect();
-  try {
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  } finally {
-    await client.end();
-  }
 }
 
 /** The throwaway schema of this run's Postgres server (bench_<random>). */

@@ -26,9 +26,9 @@ import type {
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { PostgresStore } from '@fastify-a2a/store-postgres';
 import { SqliteStore } from '@fastify-a2a/store-sqlite';
-import pg from 'pg';
 import {
   BENCH_DIR,
+  dropSchema,
   envNumber,
   fmt,
   type MachineInfo,
@@ -409,15 +409,7 @@ async function main(): Promise<void> {
       name: 'postgres',
       concurrencies: [1, concurrency],
       create: (label) => new PostgresStore({ connectionString: POSTGRES_URL, schema, namespace: label }),
-      cleanup: async () => {
-        const client = new pg.Client({ connectionString: POSTGRES_URL });
-        await client.connect();
-        try {
-          await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-        } finally {
-          await client.end();
-        }
-      },
+      cleanup: () => dropSchema(schema),
     },
   ];
 

@@ -124,3 +124,21 @@ export function settingsLine(settings: Record<string, string> | undefined): stri
     .map(([k, v]) => `${k} ${v}`)
     .join(', ');
 }
+
+/** Runs `fn` with a fresh client of the Postgres server at `url`, ended afterwards. */
+export async function withPostgres<T>(fn: (client: pg.Client) => Promise<T>, url = POSTGRES_URL): Promise<T> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+/** Drops a throwaway schema a bench run created (nothing if it is gone already). */
+export async function dropSchema(schema: string, url = POSTGRES_URL): Promise<void> {
+  await withPostgres(async (client) => {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  }, url);
+}

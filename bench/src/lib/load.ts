@@ -43,6 +43,7 @@ type Autocannon = (
   options: AutocannonOptions,
   callback: (error: Error | null, result: AutocannonResult) => void,
 ) => {
+  on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
   stop(): void;
 };
 const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
@@ -66,12 +67,14 @@ export interface HttpLoad {
   /** Seconds. */
   duration: number;
   verify?: (body: string) => boolean;
+  /** Called with every response's time in ms (e.g. to merge the distributions of several runs). */
+  onResponseMs?: (ms: number) => void;
 }
 
 /** One autocannon run; durations are bounded by autocannon itself. */
 export function httpLoad(load: HttpLoad): Promise<HttpLoadResult> {
   return new Promise((resolve, reject) => {
-    autocannon(
+    const instance = autocannon(
       {
         url: load.url,
         method: 'POST',
@@ -109,6 +112,8 @@ export function httpLoad(load: HttpLoad): Promise<HttpLoadResult> {
         });
       },
     );
+    const { onResponseMs } = load;
+    if (onResponseMs) instance.on('response', (_client, _status, _bytes, ms) => onResponseMs(ms));
   });
 }
 

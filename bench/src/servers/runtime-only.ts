@@ -13,8 +13,8 @@ import { A2ARuntime, type A2AStore } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { PostgresStore } from '@fastify-a2a/store-postgres';
 import { SqliteStore } from '@fastify-a2a/store-sqlite';
-import pg from 'pg';
 import { echoAgent } from '../../../examples/demo/src/agents.js';
+import { dropSchema } from '../lib/env.js';
 
 const kind = process.env.RUNTIME_STORE ?? 'memory';
 const durationMs = Number(process.env.RUNTIME_DURATION_MS ?? 4000);
@@ -74,9 +74,4 @@ process.send?.({ kind, sends, wallMs, userMs: cpu.user / 1000, systemMs: cpu.sys
 await runtime.close();
 await store.close();
 if (kind === 'sqlite') for (const suffix of ['', '-wal', '-shm']) rmSync(`${sqliteFile}${suffix}`, { force: true });
-if (kind === 'postgres') {
-  const client = new pg.Client(postgresUrl);
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`);
-  await client.end();
-}
+if (kind === 'postgres') await dropSchema(name, postgresUrl);

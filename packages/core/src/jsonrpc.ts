@@ -186,12 +186,6 @@ export class JsonRpcHandler {
 
   async #dispatch(id: JsonRpcId, method: string, params: unknown, options: RpcCallOptions): Promise<RpcOutcome> {
     const runtime = this.#runtime;
-    // Read only by the streaming methods: a caller may create the signal lazily (a getter), so a
-    // plain request costs no AbortController.
-    const streamOptions = (): { signal?: StreamSignal } => {
-      const { signal } = options;
-      return signal ? { signal } : {};
-    };
     switch (method) {
       case 'message/send': {
         const p = this.#params<MessageSendParams>(method, params);
@@ -201,10 +195,10 @@ export class JsonRpcHandler {
         const p = this.#params<MessageSendParams>(method, params);
         this.#requireStreaming(method);
         if (options.lastEventId !== undefined) {
-          const resumed = await runtime.resumeMessageStream(p, options.lastEventId, streamOptions());
+          const resumed = await runtime.resumeMessageStream(p, options.lastEventId, streamOptions(options));
           if (resumed) return { type: 'stream', id, frames: resumed };
         }
-        return { type: 'stream', id, frames: await runtime.streamMessage(p, streamOptions()) };
+        return { type: 'stream', id, frames: await runtime.streamMessage(p, streamOptions(options)) };
       }
       case 'tasks/get':
         return ok(id, await runtime.getTask(this.#params<TaskQueryParams>(method, params)));
@@ -215,7 +209,9 @@ export class JsonRpcHandler {
         this.#requireStreaming(method);
         const frames = await runtime.resubscribe(
           p,
-          options.lastEventId === undefined ? streamOptions() : { ...streamOptions(), afterSeq: options.lastEventId },
+          options.lastEventId === undefined
+            ? streamOptions(options)
+            : { ...streamOptions(options), afterSeq: options.lastEventId },
         );
         return { type: 'stream', id, frames };
       }
@@ -277,4 +273,13 @@ export function errorResponse(id: JsonRpcId, error: unknown): JsonRpcErrorRespon
     id,
     error: { code: JsonRpcErrorCode.InternalError, message: 'Internal error while streaming; see the server log.' },
   };
+}
+
+/**
+ * The stream options of a call. Read only by the streaming methods: a caller may create the signal
+ * lazily (a getter), so a plain request costs no AbortController.
+ */
+function streamOptions(options: RpcCallOptions): { signal?: StreamSignal } {
+  const { signal } = options;
+  return signal ? { signal } : {};
 }

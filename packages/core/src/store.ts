@@ -236,3 +236,16 @@ function commitRequestProblem(request: CommitRequest): string | undefined {
   }
   return undefined;
 }
+
+/**
+ * The user message ids a commit indexes (see {@link CoordinationStore.findMessage}), in event order:
+ * every `message` event, and the first history message of a `task` event when the user sent it.
+ */
+export function indexedMessageIds(events: readonly TaskEvent[]): string[] {
+  const ids: string[] = [];
+  for (const event of events) {
+    if (event.kind === 'message') ids.push(event.messageId);
+    else if (event.kind === 'task' && event.history?.[0]?.role === 'user') ids.push(event.history[0].messageId);
+  }
+  return ids;
+}

@@ -11,6 +11,7 @@ import {
   type EnqueueTurnRequest,
   type ExpiredWorker,
   INTERRUPTED_STATES,
+  indexedMessageIds,
   isTerminalState,
   type ListTasksOptions,
   type MessageIndexEntry,
@@ -24,7 +25,6 @@ import {
   type StoreCapabilities,
   type StoredEvent,
   systemClock,
-  type TaskEvent,
   type TaskRecord,
   type TurnReadiness,
   type TurnTicket,
@@ -508,19 +508,6 @@ class TerminalQueue {
     this.#head = 0;
     this.#latest.clear();
   }
-}
-
-/**
- * The user message ids a commit indexes: the first history message of a `task` event when it is a
- * user message, and every `message` event (the log holds only user messages as such).
- */
-function indexedMessageIds(events: readonly TaskEvent[]): string[] {
-  const ids: string[] = [];
-  for (const event of events) {
-    if (event.kind === 'message') ids.push(event.messageId);
-    else if (event.kind === 'task' && event.history?.[0]?.role === 'user') ids.push(event.history[0].messageId);
-  }
-  return ids;
 }
 
 /** Same as `new MemoryStore(options)`. */

@@ -18,6 +18,7 @@ import {
   DuplicateMessageError,
   type EnqueueTurnRequest,
   type ExpiredWorker,
+  indexedMessageIds,
   type ListTasksOptions,
   type MessageIndexEntry,
   type MultiMap,
@@ -161,19 +162,6 @@ const toTicket = (row: TurnRow): TurnTicket => ({
   workerId: row.worker_id,
 });
 
-/**
- * The user message ids a commit indexes, in event order: the first history message of a `task`
- * event when the user sent it, and every `message` event.
- */
-function userMessageIds(events: readonly TaskEvent[]): string[] {
-  const ids: string[] = [];
-  for (const event of events) {
-    if (event.kind === 'message') ids.push(event.messageId);
-    else if (event.kind === 'task' && event.history?.[0]?.role === 'user') ids.push(event.history[0].messageId);
-  }
-  return ids;
-}
-
 /** The first id that occurs twice, or undefined. */
 function firstRepeat(ids: readonly string[]): string | undefined {
   const seen = new Set<string>();
@@ -245,7 +233,6 @@ interface CommitShape {
  * and turn id.
  */
 function commitStatements(s: string): (shape: CommitShape) => string {
-  const cache = new Map<string, string>();
   const build = ({ create, enqueue, finish }: CommitShape): string => {
     let next = 11;
     const written = create
@@ -292,15 +279,11 @@ function commitStatements(s: string): (shape: CommitShape) => string {
     }
     return `WITH ${ctes.join(',\n')}\nSELECT ${result} AS position FROM written`;
   };
-  return (shape) => {
-    const key = `${shape.create}${shape.enqueue}${shape.finish}`;
-    let text = cache.get(key);
-    if (text === undefined) {
-      text = build(shape);
-      cache.set(key, text);
-    }
-    return text;
-  };
+  // All eight built once, indexed by the shape's bits: no key to build on each commit.
+  const texts = Array.from({ length: 8 }, (_, bits) =>
+    build({ create: (bits & 1) !== 0, enqueue: (bits & 2) !== 0, finish: (bits & 4) !== 0 }),
+  );
+  return ({ create, enqueue, finish }) => texts[(create ? 1 : 0) | (enqueue ? 2 : 0) | (finish ? 4 : 0)] as string;
 }
 
 /**
@@ -648,7 +631,7 @@ export class PostgresStore implements A2AStore {
   async commit(request: CommitRequest, ctx?: StoreCallContext): Promise<CommitResult> {
     checkCommitRequest(request, 'PostgresStore');
     const { taskId, expectedVersion, task, events, enqueueTurn, finishTurn } = request;
-    const messageIds = userMessageIds(events);
+    const messageIds = indexedMessageIds(events);
     const repeated = firstRepeat(messageIds);
     if (repeated !== undefined) {
       // The second occurrence would be a duplicate of the first; tell about an earlier commit of any

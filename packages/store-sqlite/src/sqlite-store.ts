@@ -19,6 +19,7 @@ import {
   DuplicateMessageError,
   type EnqueueTurnRequest,
   type ExpiredWorker,
+  indexedMessageIds,
   type ListTasksOptions,
   type MessageIndexEntry,
   type MultiMap,
@@ -137,7 +138,7 @@ interface CommitArgs {
   write: TaskWrite;
   expectedVersion: number;
   eventJsons: string[];
-  /** User message ids to index (see {@link userMessageIds}). */
+  /** User message ids to index (see `indexedMessageIds` in @fastify-a2a/core). */
   messageIds: string[];
   /** A turn of this task to enqueue in the same transaction. */
   enqueueTurn: { turnId: string; workerId: string } | undefined;
@@ -354,22 +355,6 @@ const toTicket = (row: TurnRow): TurnTicket => ({
   workerId: row.worker_id,
 });
 
-/**
- * The user message ids a commit indexes: the first history message of a `task` event when the
- * user sent it, and every `message` event.
- */
-function userMessageIds(events: readonly TaskEvent[]): string[] {
-  const ids: string[] = [];
-  for (const event of events) {
-    if (event.kind === 'message') ids.push(event.messageId);
-    else if (event.kind === 'task') {
-      const first = event.history?.[0];
-      if (first?.role === 'user') ids.push(first.messageId);
-    }
-  }
-  return ids;
-}
-
 const toTaskRecord = (row: TaskRow): TaskRecord => ({
   task: JSON.parse(row.task_json) as Task,
   version: row.version,
@@ -572,7 +557,7 @@ export class SqliteStore implements A2AStore {
       return s.commit.immediate({
         expectedVersion,
         eventJsons,
-        messageIds: userMessageIds(events),
+        messageIds: indexedMessageIds(events),
         write: {
           namespace: this.#namespace,
           taskId,
