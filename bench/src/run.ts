@@ -8,6 +8,8 @@
  * (dropped at the end). Scenarios, per server, one after another:
  * - send: blocking message/send, a fresh messageId per request; then a second, identical window
  *   (sustained load) with memory after a GC at the end of each;
+ * - send1 (fastify-a2a only): the same send as A2A 1.0's SendMessage (A2A-Version: 1.0), so the
+ *   cost of the 1.0 codec is known;
  * - get: tasks/get of an existing task;
  * - streams: message/stream `sleep:<hold>` streams held open at once by a raw http client; server
  *   memory before, with all open, after they completed; final events counted.
@@ -17,7 +19,7 @@
  * - BENCH_STREAMS (1000, quick 200), BENCH_STREAM_HOLD_MS (3000 + 3 ms per stream, at least 4000),
  *   BENCH_STREAM_OPEN_CONCURRENCY (256 streams connecting at a time);
  * - BENCH_QUICK=1 for the quick defaults; BENCH_SERVERS / BENCH_SCENARIOS: comma lists to run a
- *   subset (ceiling,sdk,memory,sqlite,postgres / send,get,streams);
+ *   subset (ceiling,sdk,memory,sqlite,postgres / send,send1,get,streams);
  * - BENCH_POSTGRES_URL (or A2A_TEST_POSTGRES_URL; default postgres://postgres@127.0.0.1:5432/test).
  *
  * Writes bench/results/<date>.json and regenerates bench/RESULTS.md (a subset run writes only
@@ -64,7 +66,7 @@ import type {
 } from './lib/types.js';
 import type { RssReport } from './servers/common.js';
 
-const ALL_SCENARIOS: ScenarioName[] = ['send', 'get', 'streams'];
+const ALL_SCENARIOS: ScenarioName[] = ['send', 'send1', 'get', 'streams'];
 
 const quick = process.env.BENCH_QUICK === '1';
 const profile = process.env.BENCH_PROFILE === '1';
@@ -101,6 +103,21 @@ function sendBody(text: string): () => string {
         message: { kind: 'message', messageId: `m-${id}`, role: 'user', parts: [{ kind: 'text', text }] },
         configuration: { blocking: true },
       },
+    });
+  };
+}
+
+/** The same blocking send as A2A 1.0's SendMessage (ProtoJSON, blocking by default), a fresh messageId each time. */
+function send1Body(text: string): () => string {
+  const run = randomSuffix();
+  let n = 0;
+  return () => {
+    const id = `${run}-v1-${n++}`;
+    return JSON.stringify({
+      jsonrpc: '2.0',
+      id,
+      method: 'SendMessage',
+      params: { message: { messageId: `m-${id}`, role: 'ROLE_USER', parts: [{ text }] } },
     });
   };
 }
@@ -163,6 +180,30 @@ async function runGet(server: ServerProcess, spec: ServerSpec): Promise<GetResul
   await httpLoad({ url, body, connections: config.connections, duration: config.warmupS, verify });
   const before = await server.memory(true);
   const load = await httpLoad({ url, body, connections: config.connections, duration: config.durationS, verify });
+  const after = await server.memory(true);
+  return { load, before, after };
+}
+
+/**
+ * The send scenario again, as A2A 1.0's SendMessage over JSON-RPC: the same agent, store and turn,
+ * so the difference from `send` is what the 1.0 codec costs (reading ProtoJSON into the model,
+ * writing the task back as ProtoJSON).
+ */
+async function runSend1(server: ServerProcess): Promise<GetResult> {
+  const body = send1Body(config.echoText);
+  const headers = { 'a2a-version': '1.0' };
+  const verify = (b: string) => b.includes('"TASK_STATE_COMPLETED"') && !b.includes('"error"');
+  const url = `${server.url}/a2a`;
+  await httpLoad({ url, body, headers, connections: config.connections, duration: config.warmupS, verify });
+  const before = await server.memory(true);
+  const load = await httpLoad({
+    url,
+    body,
+    headers,
+    connections: config.connections,
+    duration: config.durationS,
+    verify,
+  });
   const after = await server.memory(true);
   return { load, before, after };
 }
@@ -236,6 +277,11 @@ async function benchServer(spec: ServerSpec, kind: ServerResult['kind']): Promis
             `  ${spec.name} memory after GC: window 1 ${mb(after.rss)} RSS / ${mb(after.heapUsed)} heap, window 2 ${mb(sustain.after.rss)} RSS / ${mb(sustain.after.heapUsed)} heap`,
           );
         }
+      } else if (scenario === 'send1') {
+        // Only fastify-a2a speaks A2A 1.0 here (the SDK server is 0.3.14; the ceiling has no protocol).
+        if (kind !== 'fastify-a2a') continue;
+        result.send1 = await runSend1(server);
+        logLoad(spec.name, 'SendMessage (A2A 1.0)', result.send1.load);
       } else if (scenario === 'get') {
         result.get = await runGet(server, spec);
         logLoad(spec.name, 'tasks/get', result.get.load);

@@ -67,6 +67,8 @@ export interface HttpLoad {
   /** Seconds. */
   duration: number;
   verify?: (body: string) => boolean;
+  /** Request headers besides `content-type: application/json`. */
+  headers?: Record<string, string>;
   /** Called with every response's time in ms (e.g. to merge the distributions of several runs). */
   onResponseMs?: (ms: number) => void;
 }
@@ -80,7 +82,7 @@ export function httpLoad(load: HttpLoad): Promise<HttpLoadResult> {
         method: 'POST',
         connections: load.connections,
         duration: load.duration,
-        headers: { 'content-type': 'application/json' },
+        headers: { 'content-type': 'application/json', ...load.headers },
         ...(typeof load.body === 'string'
           ? { body: load.body }
           : {

@@ -235,6 +235,27 @@ export function renderResults(result: RunResult): string {
       '',
     );
   }
+  push('## message/send over A2A 1.0 (SendMessage) beside 0.3', '');
+  push(
+    `The send scenario again as A2A 1.0's \`SendMessage\` over JSON-RPC (\`A2A-Version: 1.0\`, ProtoJSON params and result), on the same server process right after it: same agent, store and turn, so the ratio is what the 1.0 codec costs. fastify-a2a only (the SDK server speaks 0.3). ${c.connections} connections, ${c.durationS} s.`,
+    '',
+  );
+  push(
+    '| server | 0.3 message/send req/s | 1.0 SendMessage req/s | 1.0 vs 0.3 | 0.3 p99 ms | 1.0 p99 ms | errors (1.0) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | --- |',
+  );
+  for (const s of servers.filter((x) => x.kind === 'fastify-a2a')) {
+    const v03 = s.send?.load;
+    const v10 = s.send1?.load;
+    push(
+      `| ${s.label} | ${fmt(v03?.reqPerSec)} | ${fmt(v10?.reqPerSec)} | ${ratio(v10?.reqPerSec, v03?.reqPerSec)} | ${fmt(v03?.latencyMs.p99, 1)} | ${fmt(v10?.latencyMs.p99, 1)} | ${v10 ? errorsOf(v10) : 'not run'} |`,
+    );
+  }
+  push(
+    '',
+    'The 1.0 window runs after the 0.3 ones, on a store that already holds their tasks; on the durable stores that makes it slightly slower for reasons other than the codec.',
+    '',
+  );
   httpTable(
     'get',
     'tasks/get (existing task)',

@@ -1,5 +1,5 @@
 import type { AgentExecutor, TurnContext } from '@fastify-a2a/core';
-import type { AgentCardInput } from 'fastify-a2a';
+import type { A2APluginOptions, AgentCardInput } from 'fastify-a2a';
 
 /** Resolves after `ms`, or rejects as soon as `signal` aborts (a tasks/cancel from any worker). */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -22,6 +22,7 @@ export function sleep(ms: number, signal: AbortSignal): Promise<void> {
  * - `sleep:<ms>` works that long (a cancel interrupts it), then completes;
  * - `ask:<question>` pauses in input-required with the question; the follow-up message (same
  *   taskId) completes the task with an artifact holding the answer;
+ * - `whoami` answers with the caller's principal (the extended card's skill);
  * - anything else is streamed back word by word as chunks of one artifact, then the task completes.
  */
 export const echoAgent: AgentExecutor = {
@@ -30,6 +31,14 @@ export const echoAgent: AgentExecutor = {
     if (turn.previousState === 'input-required') {
       await turn.artifact({ name: 'answer', text: `You answered: ${text}` });
       await turn.complete('Thanks for the answer.');
+      return;
+    }
+    if (text === 'whoami') {
+      // The caller as authentication found it (A2A §4): the skill the extended card adds.
+      const principal = turn.caller.principal;
+      await turn.complete(
+        principal === undefined ? 'You are anonymous: this agent does not authenticate.' : `You are ${principal.id}.`,
+      );
       return;
     }
     const sleepMatch = /^sleep:(\d+)$/.exec(text);
@@ -61,31 +70,52 @@ export const echoAgent: AgentExecutor = {
 };
 
 /**
- * The `tck` demo agent, following the A2A TCK's expectations of a system under test: a plain
- * message leaves its task `working` (so it can be canceled or continued); a message whose id starts
- * with `test-resubscribe-message-id` keeps working for 4.5 s before it completes, so a client can
- * resubscribe meanwhile; a message continuing a task completes it.
+ * How long the `tck` agent keeps a `test-resubscribe-message-id…` task working: the A2A TCK
+ * resubscribes meanwhile and wants the task live for twice its streaming timeout
+ * (`TCK_STREAMING_TIMEOUT`, seconds, 2 by default; SDK CIs run it with 5).
  */
-export const tckAgent: AgentExecutor = {
-  async execute(turn: TurnContext) {
-    if (turn.message.messageId.startsWith('test-resubscribe-message-id')) {
-      await turn.working('Working on it; resubscribe to follow along.');
-      await sleep(4500, turn.signal);
-      await turn.artifact({ name: 'result', text: `Processed: ${turn.text}` });
-      await turn.complete('Done.');
-      return;
-    }
-    if (!turn.isNewTask) {
-      await turn.artifact({ name: 'result', text: `Continued with: ${turn.text}` });
-      await turn.complete('Done.');
-      return;
-    }
-    await turn.working(`Received: ${turn.text}`);
-  },
-};
+export function tckResubscribeHoldMs(env: NodeJS.ProcessEnv = process.env): number {
+  const timeoutSeconds = Number(env.TCK_STREAMING_TIMEOUT);
+  const timeoutMs = Number.isFinite(timeoutSeconds) && timeoutSeconds > 0 ? timeoutSeconds * 1000 : 2000;
+  return Math.max(4500, 2 * timeoutMs + 500);
+}
+
+/**
+ * The `tck` demo agent, following the A2A TCK's expectations of a system under test:
+ * - a message leaves its task `working`, and so does every follow-up to it (the TCK sends up to
+ *   five follow-ups to one task, each of which must succeed, then cancels it or reads its history);
+ * - a message whose id starts with `test-resubscribe-message-id` works for `resubscribeHoldMs`
+ *   (see {@link tckResubscribeHoldMs}), then completes, so a client can resubscribe meanwhile.
+ */
+export function createTckAgent(options: { resubscribeHoldMs?: number } = {}): AgentExecutor {
+  const holdMs = options.resubscribeHoldMs ?? tckResubscribeHoldMs();
+  return {
+    async execute(turn: TurnContext) {
+      if (turn.message.messageId.startsWith('test-resubscribe-message-id')) {
+        await turn.working('Working on it; resubscribe to follow along.');
+        await sleep(holdMs, turn.signal);
+        await turn.artifact({ name: 'result', text: `Processed: ${turn.text}` });
+        await turn.complete('Done.');
+        return;
+      }
+      await turn.working(turn.isNewTask ? `Received: ${turn.text}` : `Continued with: ${turn.text}`);
+    },
+  };
+}
+
+export const tckAgent: AgentExecutor = createTckAgent();
 
 export const demoAgents = { echo: echoAgent, tck: tckAgent } as const;
 export type DemoAgentName = keyof typeof demoAgents;
+
+/**
+ * Plugin options a demo agent needs beyond its card and executor. The A2A TCK's concurrency tests
+ * send one messageId with several texts (copies of one request) and expect each to succeed, so
+ * the tck agent answers a reused messageId with the original task instead of -32602.
+ */
+export function demoOptions(name: DemoAgentName): Pick<A2APluginOptions, 'messageIdReuse'> {
+  return name === 'tck' ? { messageIdReuse: 'replay' } : {};
+}
 
 export function demoCard(name: DemoAgentName): AgentCardInput {
   const echo = name === 'echo';
@@ -105,5 +135,8 @@ export function demoCard(name: DemoAgentName): AgentCardInput {
         examples: echo ? ['hello world', 'sleep:2000', 'ask:What is your name?'] : ['hello'],
       },
     ],
+    // The A2A TCK runs its file- and data-part tests only for a card whose modes name "file" and
+    // "data" (a TCK convention, not media types); the agent accepts both kinds of parts.
+    ...(echo ? {} : { defaultInputModes: ['text/plain', 'file', 'data'] }),
   };
 }

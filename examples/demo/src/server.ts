@@ -2,12 +2,15 @@
  * The demo: `npm start` serves the demo agent on HOST:PORT (default 127.0.0.1:41241).
  * Environment: DEMO_AGENT (echo | tck, default echo), A2A_STORE (memory:, sqlite:<path>,
  * postgres://…; default sqlite:./.data/a2a.db), A2A_BASE_URL (public URL for the card),
- * A2A_LEASE_TTL_MS (how soon a crashed worker's tasks are failed), LOG_LEVEL.
+ * A2A_LEASE_TTL_MS (how soon a crashed worker's tasks are failed), LOG_LEVEL; authentication:
+ * A2A_AUTH_TOKENS ("alice:tok-a,bob:tok-b"), A2A_JWKS_URL with A2A_JWT_ISSUER and A2A_JWT_AUDIENCE
+ * (see auth.ts).
  */
-import { redact } from '@fastify-a2a/core';
+
 import Fastify from 'fastify';
-import { a2aPlugin } from 'fastify-a2a';
-import { type DemoAgentName, demoAgents, demoCard } from './agents.js';
+import { a2aPlugin, redact } from 'fastify-a2a';
+import { type DemoAgentName, demoAgents, demoCard, demoOptions } from './agents.js';
+import { type DemoAuth, demoAuth, isLoopback } from './auth.js';
 
 const host = process.env.HOST ?? '127.0.0.1';
 const port = Number(process.env.PORT ?? 41241);
@@ -19,12 +22,24 @@ if (!(agentName in demoAgents)) {
   process.exit(1);
 }
 
+const card = demoCard(agentName);
+let auth: DemoAuth;
+try {
+  auth = demoAuth(process.env, card);
+} catch (error) {
+  console.error(`Could not start the demo: ${(error as Error).message}`);
+  process.exit(1);
+}
+
 const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' } });
 try {
   await app.register(a2aPlugin, {
-    agentCard: demoCard(agentName),
+    agentCard: card,
     executor: demoAgents[agentName],
+    ...demoOptions(agentName),
     store,
+    ...(auth.authenticate ? { authenticate: auth.authenticate } : {}),
+    ...(auth.extendedAgentCard ? { extendedAgentCard: auth.extendedAgentCard } : {}),
     ...(process.env.A2A_BASE_URL ? { baseUrl: process.env.A2A_BASE_URL } : {}),
     ...(process.env.A2A_LEASE_TTL_MS ? { leaseTtlMs: Number(process.env.A2A_LEASE_TTL_MS) } : {}),
   });
@@ -36,8 +51,13 @@ try {
 }
 const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 console.log(
-  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)})`,
+  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary})`,
 );
+if (auth.authenticate === undefined && !isLoopback(host)) {
+  console.warn(
+    `Warning: listening on ${host} without authentication: anyone who can reach this port can read, cancel and continue every task. Set A2A_AUTH_TOKENS or A2A_JWKS_URL.`,
+  );
+}
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {

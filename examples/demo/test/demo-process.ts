@@ -78,7 +78,19 @@ process.once('exit', killAll);
 /** This process's environment without the demo's own variables, which a developer's shell may set. */
 function inherited(): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of ['A2A_BASE_URL', 'A2A_LEASE_TTL_MS', 'HOST', 'PORT', 'A2A_STORE', 'DEMO_AGENT', 'LOG_LEVEL'])
+  for (const name of [
+    'A2A_BASE_URL',
+    'A2A_LEASE_TTL_MS',
+    'HOST',
+    'PORT',
+    'A2A_STORE',
+    'DEMO_AGENT',
+    'LOG_LEVEL',
+    'A2A_AUTH_TOKENS',
+    'A2A_JWKS_URL',
+    'A2A_JWT_ISSUER',
+    'A2A_JWT_AUDIENCE',
+  ])
     delete env[name];
   return env;
 }

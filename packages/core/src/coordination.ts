@@ -2,13 +2,14 @@
  * What several workers sharing one store need beyond tasks and events: a per-context queue of
  * turns (so turns of one context run one after another, in arrival order, whichever worker
  * received them), worker leases renewed by heartbeat (so a dead worker's turns are found and its
- * tasks failed), and an index of user message ids (so a retried message/send is recognised).
+ * tasks failed), and an index of user message ids per owner (so a retried message/send is
+ * recognised).
  *
  * Every store implements it; the memory store does so in-process, SQLite and Postgres in tables
  * that all workers share.
  */
 
-import type { StoreCallContext } from './store.js';
+import type { CommitRequest, StoreCallContext } from './store.js';
 
 /** A turn waiting for, or holding, its context. */
 export interface TurnTicket {
@@ -48,6 +49,13 @@ export interface ExpiredWorker {
 export interface MessageIndexEntry {
   taskId: string;
   contextId: string;
+  /**
+   * `messageDigest` of the message as committed: equal for a retry of the same message (even
+   * without the task and context ids the stored copy has), different for another message sent
+   * under the same id. Absent for entries indexed before digests were recorded (by an older
+   * release, or by the migration that indexed the messages already logged).
+   */
+  digest?: string;
 }
 
 export interface CoordinationStore {
@@ -92,11 +100,21 @@ export interface CoordinationStore {
   listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<TurnTicket[]>;
 
   /**
-   * The task a user message with this id was committed to: every `message` event, and the first
-   * history message of every `task` event when its role is `user`, is indexed by the store at
-   * commit, in the same transaction; the index is per namespace. `undefined` when unknown (or
-   * purged with its task). A commit whose own events repeat an id is refused too; when a commit
-   * is both at a stale version and carries a known id, either error may be raised.
+   * The task a user message with this id was committed to by `owner`: every `message` event, and
+   * the first history message of every `task` event when its role is `user`, is indexed by the
+   * store at commit, in the same transaction, with its digest.
+   *
+   * The index is per namespace and per owner: an entry belongs to the scope of the commit's
+   * `owner` ({@link CommitRequest.owner}), and `owner` here names the scope to look in; left out,
+   * the anonymous scope of commits without an owner, which is distinct from every principal's. So
+   * two principals may use the same message id without conflict and never find each other's
+   * entries, while one principal (or the anonymous scope) reusing an id is refused at commit with
+   * `DuplicateMessageError`. The empty string names no scope (commits refuse it as an owner):
+   * nothing is found under it.
+   *
+   * `undefined` when unknown in that scope (or purged with its task). A commit whose own events
+   * repeat an id is refused too; when a commit is both at a stale version and carries a known id,
+   * either error may be raised.
    */
-  findMessage(messageId: string, ctx?: StoreCallContext): Promise<MessageIndexEntry | undefined>;
+  findMessage(messageId: string, ctx?: StoreCallContext, owner?: string): Promise<MessageIndexEntry | undefined>;
 }

@@ -3,7 +3,8 @@
  * user message — and reports progress through the {@link TurnContext} it receives.
  */
 
-import type { Artifact, Message, Metadata, Part, Task, TaskState } from './types.js';
+import type { Artifact, Message, Metadata, Part, Task, TaskState } from './model/types.js';
+import type { Caller } from './protocol/context.js';
 
 /** Text, a list of parts, or message fields; becomes an agent Message (role `agent`). */
 export type MessageInput = string | Part[] | (Partial<Omit<Message, 'kind' | 'role'>> & { parts: Part[] });
@@ -56,6 +57,11 @@ export interface TurnContext {
   readonly contextState: unknown;
   /** Aborted when the task is canceled (from any worker), the turn times out, or the server closes. */
   readonly signal: AbortSignal;
+  /**
+   * Who sent `message`: the authenticated principal (undefined without authentication), the tenant,
+   * and the protocol version and binding it came through, so an agent can act on the caller's behalf.
+   */
+  readonly caller: Caller;
 
   /** Persists the agent's own state for this context, e.g. an upstream conversation id. */
   setContextState(state: unknown): Promise<void>;

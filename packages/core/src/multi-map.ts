@@ -1,7 +1,7 @@
 /**
  * A map from a key to one or several values that keeps a single value as itself and only makes an
- * array for a second: most tasks have one subscriber and one waiting stream, and a Set per task
- * cost about 170 bytes per held stream. Values must not be arrays themselves.
+ * array for a second: most tasks have one subscriber and one waiting stream, and a Set for each
+ * would cost memory per held stream (bench/PROFILE.md). Values must not be arrays themselves.
  */
 export type MultiMap<K, V extends object> = Map<K, V | V[]>;
 

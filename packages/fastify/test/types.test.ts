@@ -3,10 +3,19 @@
  * and refuse, and the executor's turn API. Each `@ts-expect-error` fails the type check if the line
  * below it ever compiles.
  */
-import type { A2AStore, Message, MessageInput, Task, TurnContext } from '@fastify-a2a/core';
+import type {
+  A2ARuntime,
+  A2AStore,
+  Caller,
+  Message,
+  MessageInput,
+  OperationName,
+  Task,
+  TurnContext,
+} from '@fastify-a2a/core';
 import Fastify from 'fastify';
 import { describe, expectTypeOf, it } from 'vitest';
-import { type A2APluginOptions, a2aPlugin } from '../src/index.js';
+import { type A2AAgent, type A2AAgents, type A2APluginOptions, a2aPlugin } from '../src/index.js';
 
 const card = { name: 'n', description: 'd', version: '1' };
 
@@ -24,7 +33,26 @@ describe('types', () => {
       agentCard: { ...card, url: 'x', protocolVersion: '0.3.0' },
       executor: async () => {},
     };
-    void [noExecutor, unknown, tooMuch];
+    const withHook: A2APluginOptions = {
+      agentCard: card,
+      executor: async () => {},
+      rest: false,
+      authorize: (ctx, operation) => ctx.principal !== undefined || operation === 'getTask',
+    };
+    expectTypeOf<Parameters<NonNullable<A2APluginOptions['authorize']>>[1]>().toEqualTypeOf<OperationName>();
+    // @ts-expect-error rest is a boolean
+    const restString: A2APluginOptions = { agentCard: card, executor: async () => {}, rest: 'yes' };
+    void [noExecutor, unknown, tooMuch, withHook, restString];
+  });
+
+  it('fastify.a2a is declared on every Fastify instance', async () => {
+    const app = Fastify();
+    await app.register(a2aPlugin, { agentCard: card, executor: async () => {} });
+    expectTypeOf(app.a2a).toEqualTypeOf<A2AAgents>();
+    expectTypeOf<ReturnType<A2AAgents['get']>>().toEqualTypeOf<A2AAgent>();
+    expectTypeOf<A2AAgent['runtime']>().toEqualTypeOf<A2ARuntime>();
+    expectTypeOf<A2AAgents['store']>().toEqualTypeOf<A2AStore>();
+    await app.close();
   });
 
   it('register accepts the options', async () => {
@@ -39,5 +67,7 @@ describe('types', () => {
     expectTypeOf<TurnContext['message']>().toEqualTypeOf<Message>();
     expectTypeOf<TurnContext['artifact']>().returns.toEqualTypeOf<Promise<string>>();
     expectTypeOf<TurnContext['requireInput']>().parameter(0).toEqualTypeOf<MessageInput>();
+    expectTypeOf<TurnContext['caller']>().toEqualTypeOf<Caller>();
+    expectTypeOf<Caller['version']>().toEqualTypeOf<'0.3' | '1.0'>();
   });
 });

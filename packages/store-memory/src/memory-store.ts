@@ -1,17 +1,24 @@
+import { randomUUID } from 'node:crypto';
 import {
   A2AError,
   type A2AStore,
+  type ClaimPushDeliveriesRequest,
   type Clock,
   type CommitRequest,
   type CommitResult,
+  type CompletePushDeliveryRequest,
   type ContextRecord,
   checkCommitRequest,
+  checkPushConfigRequest,
   cloneJson,
   DuplicateMessageError,
   type EnqueueTurnRequest,
   type ExpiredWorker,
+  type FailPushAttemptRequest,
   INTERRUPTED_STATES,
-  indexedMessageIds,
+  type IndexedMessage,
+  indexedMessages,
+  isFinalState,
   isTerminalState,
   type ListTasksOptions,
   type MessageIndexEntry,
@@ -21,13 +28,25 @@ import {
   multiMapHas,
   multiMapValues,
   type PurgeResult,
+  type PushClaimKey,
+  type PushConfigRecord,
+  type PushDelivery,
+  type PushDeliveryFilter,
+  type PushDeliveryState,
+  type PushStore,
+  type SavePushConfigRequest,
   type StoreCallContext,
   type StoreCapabilities,
   type StoredEvent,
+  statusTimestampOf,
   systemClock,
+  type TaskListCursor,
+  type TaskListPage,
+  type TaskListQuery,
   type TaskRecord,
   type TurnReadiness,
   type TurnTicket,
+  taskNotFound,
   type Unsubscribe,
   VersionConflictError,
 } from '@fastify-a2a/core';
@@ -61,8 +80,23 @@ interface Entry {
   events: StoredEvent[];
   /** Creation order, to break createdAt ties in listTasksByContext. */
   order: number;
-  /** The ids this task holds in the message index, dropped with the task. */
-  messageIds: string[];
+  /** The entries this task holds in the message index (owner scope and id), dropped with the task. */
+  messages: IndexKey[];
+  /** Its push configs by id, in save order (a replace keeps its place); dropped with the task. */
+  push?: Map<string, PushEntry>;
+}
+
+/** Where an entry of the message index is: the owner's scope (undefined: anonymous) and the id. */
+interface IndexKey {
+  owner: string | undefined;
+  messageId: string;
+}
+
+interface PushEntry {
+  record: PushConfigRecord;
+  state: PushDeliveryState;
+  /** Save order across all tasks, to list deliveries oldest first. */
+  order: number;
 }
 
 interface Lease {
@@ -81,12 +115,14 @@ const DEFAULT_MAX_TASKS = 10_000;
  * rules (`cloneJson`), so it gives back what the SQL stores would. Lost on restart and not shared between processes; use it for tests, demos
  * and single-process agents that can lose their tasks.
  */
-export class MemoryStore implements A2AStore {
+export class MemoryStore implements A2AStore, PushStore {
   readonly supports: StoreCapabilities = Object.freeze({
     durable: false,
     crossProcess: false,
     ttl: true,
     namespaces: false,
+    listTasks: true,
+    push: true,
   });
 
   readonly #clock: Clock;
@@ -99,8 +135,11 @@ export class MemoryStore implements A2AStore {
   readonly #contexts = new Map<string, ContextRecord>();
   /** Task id → its subscriptions (one kept as itself: see MultiMap). */
   readonly #subscriptions: MultiMap<string, Subscription> = new Map();
-  /** messageId → the task it was committed to. */
-  readonly #messages = new Map<string, MessageIndexEntry>();
+  /**
+   * Owner (undefined: the anonymous scope) → messageId → the task it was committed to. A Map key
+   * can be undefined, so the anonymous scope is a key no principal id can be.
+   */
+  readonly #messages = new Map<string | undefined, Map<string, MessageIndexEntry>>();
   /** contextId → its queued tickets, in position order; a context without tickets has no entry. */
   readonly #queues = new Map<string, TurnTicket[]>();
   readonly #leases = new Map<string, Lease>();
@@ -110,6 +149,9 @@ export class MemoryStore implements A2AStore {
    */
   #lastPosition = 0;
   #created = 0;
+  /** Ids of the tasks that have push configs: what claims and listings walk. */
+  readonly #pushTasks = new Set<string>();
+  #pushSaved = 0;
   #closed = false;
 
   constructor(options: MemoryStoreOptions = {}) {
@@ -142,6 +184,7 @@ export class MemoryStore implements A2AStore {
     this.#queues.clear();
     this.#leases.clear();
     this.#terminal.clear();
+    this.#pushTasks.clear();
   }
 
   async ping(): Promise<void> {
@@ -152,17 +195,21 @@ export class MemoryStore implements A2AStore {
     this.#check(ctx);
     // Validate everything before touching state, so a failed commit leaves no trace.
     checkCommitRequest(request, 'MemoryStore');
-    const { taskId, expectedVersion, events } = request;
+    const { taskId, expectedVersion, events, owner } = request;
     const existing = this.#tasks.get(taskId);
     if ((existing?.record.version ?? 0) !== expectedVersion) {
       throw new VersionConflictError(taskId, expectedVersion, existing?.record.version);
     }
-    const messageIds = indexedMessageIds(events);
-    for (let i = 0; i < messageIds.length; i++) {
-      const messageId = messageIds[i] as string;
-      const indexed = this.#messages.get(messageId);
-      if (indexed !== undefined || messageIds.indexOf(messageId) < i) {
-        throw new DuplicateMessageError(messageId, indexed === undefined ? undefined : { ...indexed });
+    const indexed = indexedMessages(events);
+    const scope = this.#messages.get(owner);
+    for (let i = 0; i < indexed.length; i++) {
+      const { messageId } = indexed[i] as IndexedMessage;
+      const known = scope?.get(messageId);
+      if (known !== undefined || indexed.findIndex((m) => m.messageId === messageId) < i) {
+        throw new DuplicateMessageError(
+          messageId,
+          known === undefined ? undefined : { taskId: known.taskId, contextId: known.contextId },
+        );
       }
     }
     // Copied in, unless the caller handed the objects over (`transfer`: it never mutates them).
@@ -178,22 +225,27 @@ export class MemoryStore implements A2AStore {
     }));
     const version = expectedVersion + events.length;
 
+    const keys = indexed.map(({ messageId }): IndexKey => ({ owner, messageId }));
     let entry: Entry;
     if (existing === undefined) {
       // The new task's arrays start at their exact size (`[]` plus a push reserves 17 slots).
-      entry = {
-        record: { task, version, createdAt: now, updatedAt: now },
-        events: stored,
-        order: this.#created++,
-        messageIds,
-      };
+      const record: TaskRecord = { task, version, createdAt: now, updatedAt: now };
+      // Only a creating commit sets the owner; without one the record has no owner property.
+      if (owner !== undefined) record.owner = owner;
+      entry = { record, events: stored, order: this.#created++, messages: keys };
     } else {
       entry = existing;
-      entry.record = { task, version, createdAt: entry.record.createdAt, updatedAt: now };
+      const record: TaskRecord = { task, version, createdAt: entry.record.createdAt, updatedAt: now };
+      if (entry.record.owner !== undefined) record.owner = entry.record.owner;
+      entry.record = record;
       for (const event of stored) entry.events.push(event);
-      for (const messageId of messageIds) entry.messageIds.push(messageId);
+      for (const key of keys) entry.messages.push(key);
     }
-    for (const messageId of messageIds) this.#messages.set(messageId, { taskId, contextId: task.contextId });
+    if (indexed.length > 0) {
+      const into = scope ?? new Map<string, MessageIndexEntry>();
+      if (scope === undefined) this.#messages.set(owner, into);
+      for (const { messageId, digest } of indexed) into.set(messageId, { taskId, contextId: task.contextId, digest });
+    }
     if (existing === undefined) this.#tasks.set(taskId, entry);
     // Eviction walks the terminal tasks, least recently updated first: a commit moves its task to
     // the end of that set (only terminal commits touch it, so a running task costs nothing here).
@@ -257,6 +309,34 @@ export class MemoryStore implements A2AStore {
       if (!isTerminalState(state) && !INTERRUPTED_STATES.has(state)) active.push(cloneJson(record));
     }
     return active;
+  }
+
+  /**
+   * Filters every task and sorts the matches on each call: O(n + m log m) for n tasks and m
+   * matches, no index to keep in step with commits. At the default maxTasks (10,000) a page costs
+   * milliseconds; the SQL stores read a page through an index instead.
+   */
+  async listTasks(query: TaskListQuery, ctx?: StoreCallContext): Promise<TaskListPage> {
+    this.#check(ctx);
+    const { contextId, state, statusTimestampAfter, after, limit, owner } = query;
+    const matching: { key: TaskListCursor; record: TaskRecord }[] = [];
+    for (const { record } of this.#tasks.values()) {
+      const { task } = record;
+      // null selects the tasks without an owner, whose record.owner is undefined.
+      if (owner !== undefined && record.owner !== (owner ?? undefined)) continue;
+      if (contextId !== undefined && task.contextId !== contextId) continue;
+      if (state !== undefined && task.status.state !== state) continue;
+      const key = { statusTimestamp: statusTimestampOf(task), taskId: task.id };
+      if (statusTimestampAfter !== undefined && key.statusTimestamp < statusTimestampAfter) continue;
+      matching.push({ key, record });
+    }
+    matching.sort((a, b) => listOrder(a.key, b.key));
+    const rest = after === undefined ? matching : matching.filter((entry) => listOrder(entry.key, after) > 0);
+    const page = rest.slice(0, Math.max(0, limit));
+    const last = page.at(-1);
+    const result: TaskListPage = { records: page.map((entry) => cloneJson(entry.record)), total: matching.length };
+    if (rest.length > page.length && last !== undefined) result.next = { ...last.key };
+    return result;
   }
 
   async getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {
@@ -347,10 +427,165 @@ export class MemoryStore implements A2AStore {
     return this.#turnsOf(workerId);
   }
 
-  async findMessage(messageId: string, ctx?: StoreCallContext): Promise<MessageIndexEntry | undefined> {
+  async findMessage(messageId: string, ctx?: StoreCallContext, owner?: string): Promise<MessageIndexEntry | undefined> {
     this.#check(ctx);
-    const entry = this.#messages.get(messageId);
+    const entry = this.#messages.get(owner)?.get(messageId);
     return entry === undefined ? undefined : { ...entry };
+  }
+
+  // ---- Push notifications (kept in the task's entry, so they go wherever the task goes) ----
+
+  async savePushConfig(request: SavePushConfigRequest, ctx?: StoreCallContext): Promise<PushConfigRecord> {
+    this.#check(ctx);
+    checkPushConfigRequest(request, 'MemoryStore');
+    const { taskId, protocolVersion } = request;
+    const entry = this.#tasks.get(taskId);
+    if (entry === undefined) throw taskNotFound(taskId);
+    const configs = entry.push ?? new Map<string, PushEntry>();
+    entry.push = configs;
+    this.#pushTasks.add(taskId);
+    const now = this.#clock();
+    const config = cloneJson(request.config);
+    const existing = configs.get(config.id);
+    const record: PushConfigRecord = {
+      taskId,
+      config,
+      protocolVersion,
+      createdAt: existing?.record.createdAt ?? now,
+      updatedAt: now,
+    };
+    // Map.set on an existing key keeps its place: a replace stays where the config was first saved.
+    configs.set(config.id, { record, state: newDeliveryState(), order: existing?.order ?? this.#pushSaved++ });
+    return cloneJson(record);
+  }
+
+  async getPushConfig(taskId: string, configId: string, ctx?: StoreCallContext): Promise<PushConfigRecord | undefined> {
+    this.#check(ctx);
+    const entry = this.#tasks.get(taskId)?.push?.get(configId);
+    return entry === undefined ? undefined : cloneJson(entry.record);
+  }
+
+  async listPushConfigs(taskId: string, ctx?: StoreCallContext): Promise<PushConfigRecord[]> {
+    this.#check(ctx);
+    const configs = this.#tasks.get(taskId)?.push;
+    if (configs === undefined) return [];
+    return [...configs.values()].sort(byCreation).map((entry) => cloneJson(entry.record));
+  }
+
+  async deletePushConfig(taskId: string, configId: string, ctx?: StoreCallContext): Promise<boolean> {
+    this.#check(ctx);
+    const entry = this.#tasks.get(taskId);
+    const deleted = entry?.push?.delete(configId) ?? false;
+    if (entry?.push?.size === 0) {
+      delete entry.push;
+      this.#pushTasks.delete(taskId);
+    }
+    return deleted;
+  }
+
+  async claimPushDeliveries(request: ClaimPushDeliveriesRequest, ctx?: StoreCallContext): Promise<PushDelivery[]> {
+    this.#check(ctx);
+    const { workerId, now, claimUntil, limit } = request;
+    const claimId = randomUUID();
+    const claimed: PushDelivery[] = [];
+    for (const taskId of this.#pushTasks) {
+      const task = this.#tasks.get(taskId);
+      if (task?.push === undefined) continue;
+      for (const entry of task.push.values()) {
+        if (claimed.length >= limit) return claimed;
+        const { state } = entry;
+        if (state.failed) continue;
+        if (state.claimUntil !== null && state.claimUntil >= now) continue;
+        if (task.record.version <= state.cursor) continue;
+        // The throttle window (after a success) lets a terminal or interrupted state through; a retry wait does not.
+        const waiting = state.nextAttemptAt !== null && state.nextAttemptAt > now;
+        if (waiting && (state.attempts > 0 || !isFinalState(task.record.task.status.state))) continue;
+        entry.state = { ...state, claimedBy: workerId, claimId, claimUntil };
+        claimed.push(this.#delivery(entry, task));
+      }
+    }
+    return claimed;
+  }
+
+  async renewPushClaims(workerId: string, claimUntil: number, ctx?: StoreCallContext): Promise<number> {
+    this.#check(ctx);
+    let renewed = 0;
+    for (const entry of this.#pushEntries()) {
+      if (entry.state.claimedBy !== workerId) continue;
+      entry.state = { ...entry.state, claimUntil };
+      renewed++;
+    }
+    return renewed;
+  }
+
+  async completePushDelivery(request: CompletePushDeliveryRequest, ctx?: StoreCallContext): Promise<boolean> {
+    this.#check(ctx);
+    const entry = this.#claimed(request);
+    if (entry === undefined) return false;
+    entry.state = {
+      ...entry.state,
+      ...NO_CLAIM,
+      cursor: Math.max(entry.state.cursor, request.cursor),
+      attempts: 0,
+      nextAttemptAt: request.nextAttemptAt ?? null,
+      lastSentAt: request.sentAt,
+      lastError: null,
+      lastStatus: request.status ?? null,
+    };
+    return true;
+  }
+
+  async failPushAttempt(request: FailPushAttemptRequest, ctx?: StoreCallContext): Promise<boolean> {
+    this.#check(ctx);
+    const entry = this.#claimed(request);
+    if (entry === undefined) return false;
+    entry.state = {
+      ...entry.state,
+      ...NO_CLAIM,
+      attempts: entry.state.attempts + 1,
+      nextAttemptAt: request.nextAttemptAt,
+      failed: request.nextAttemptAt === null,
+      lastError: request.error,
+      lastStatus: request.status ?? null,
+    };
+    return true;
+  }
+
+  async releasePushClaim(key: PushClaimKey, ctx?: StoreCallContext): Promise<boolean> {
+    this.#check(ctx);
+    const entry = this.#claimed(key);
+    if (entry === undefined) return false;
+    entry.state = { ...entry.state, ...NO_CLAIM };
+    return true;
+  }
+
+  async listPushDeliveries(filter: PushDeliveryFilter = {}, ctx?: StoreCallContext): Promise<PushDelivery[]> {
+    this.#check(ctx);
+    const { taskId, failed, limit } = filter;
+    const listed: { entry: PushEntry; task: Entry }[] = [];
+    for (const id of taskId === undefined ? this.#pushTasks : [taskId]) {
+      const task = this.#tasks.get(id);
+      for (const entry of task?.push?.values() ?? []) {
+        if (failed === undefined || entry.state.failed === failed) listed.push({ entry, task: task as Entry });
+      }
+    }
+    listed.sort((a, b) => byCreation(a.entry, b.entry));
+    const limited = limit === undefined ? listed : listed.slice(0, Math.max(0, limit));
+    return limited.map(({ entry, task }) => this.#delivery(entry, task));
+  }
+
+  /** The entry whose claim `key` names, or undefined when that claim is no longer held. */
+  #claimed(key: PushClaimKey): PushEntry | undefined {
+    const entry = this.#tasks.get(key.taskId)?.push?.get(key.configId);
+    return entry !== undefined && entry.state.claimId === key.claimId ? entry : undefined;
+  }
+
+  *#pushEntries(): Iterable<PushEntry> {
+    for (const taskId of this.#pushTasks) yield* this.#tasks.get(taskId)?.push?.values() ?? [];
+  }
+
+  #delivery(entry: PushEntry, task: Entry): PushDelivery {
+    return { config: cloneJson(entry.record), state: { ...entry.state }, taskVersion: task.record.version };
   }
 
   /** Appends a ticket with the next position; returns a copy of it. */
@@ -404,11 +639,16 @@ export class MemoryStore implements A2AStore {
     }
   }
 
-  /** Deletes the task with its events and its message index entries. */
+  /** Deletes the task with its events, its message index entries and its push configs. */
   #deleteTask(taskId: string, entry: Entry): void {
     this.#tasks.delete(taskId);
     this.#terminal.remove(taskId);
-    for (const messageId of entry.messageIds) this.#messages.delete(messageId);
+    this.#pushTasks.delete(taskId);
+    for (const { owner, messageId } of entry.messages) {
+      const scope = this.#messages.get(owner);
+      scope?.delete(messageId);
+      if (scope?.size === 0) this.#messages.delete(owner);
+    }
   }
 
   /**
@@ -451,6 +691,25 @@ export class MemoryStore implements A2AStore {
       );
     }
   }
+}
+
+const NO_CLAIM = { claimedBy: null, claimId: null, claimUntil: null } as const;
+
+/** Oldest config first: by createdAt, then save order. */
+const byCreation = (a: PushEntry, b: PushEntry): number => a.record.createdAt - b.record.createdAt || a.order - b.order;
+
+/** A new (or replaced) config's delivery: from cursor 0, so the first POST carries the current state. */
+function newDeliveryState(): PushDeliveryState {
+  return {
+    cursor: 0,
+    attempts: 0,
+    nextAttemptAt: null,
+    lastSentAt: null,
+    failed: false,
+    lastError: null,
+    lastStatus: null,
+    ...NO_CLAIM,
+  };
 }
 
 /**
@@ -508,6 +767,32 @@ class TerminalQueue {
     this.#head = 0;
     this.#latest.clear();
   }
+}
+
+/** Negative when `a` comes first in listTasks order: newer status timestamp, then greater task id. */
+function listOrder(a: TaskListCursor, b: TaskListCursor): number {
+  if (a.statusTimestamp !== b.statusTimestamp) return a.statusTimestamp > b.statusTimestamp ? -1 : 1;
+  return compareCodePoints(b.taskId, a.taskId);
+}
+
+/**
+ * Compares strings by code point, the order of their UTF-8 bytes, which is how the SQL stores
+ * compare task ids. JavaScript's `<` compares UTF-16 code units instead, and puts U+E000–U+FFFF
+ * after the surrogate pairs of U+10000 and above: shift those two ranges past each other first.
+ */
+function compareCodePoints(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    let x = a.charCodeAt(i);
+    let y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x >= 0xd800 && y >= 0xd800) {
+      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
+      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
+    }
+    return x - y;
+  }
+  return a.length - b.length;
 }
 
 /** Same as `new MemoryStore(options)`. */

@@ -5,6 +5,7 @@ import {
   createTask,
   createTestClock,
   eventually,
+  indexEntry,
   rejectionOf,
   statusUpdate,
   taskFixture,
@@ -145,7 +146,14 @@ describe('options', () => {
   });
 
   it('declares its capabilities', () => {
-    expect(new MemoryStore().supports).toEqual({ durable: false, crossProcess: false, ttl: true, namespaces: false });
+    expect(new MemoryStore().supports).toEqual({
+      durable: false,
+      crossProcess: false,
+      ttl: true,
+      namespaces: false,
+      listTasks: true,
+      push: true,
+    });
     expect(Object.isFrozen(new MemoryStore().supports)).toBe(true);
   });
 });
@@ -271,19 +279,25 @@ describe('coordination', () => {
     ]);
   });
 
-  it('evicting a task (maxTasks) drops its message ids from the index', async () => {
+  it('evicting a task (maxTasks) drops its message ids from the index, in every owner scope', async () => {
     const store = new MemoryStore({ maxTasks: 1 });
-    const done = taskFixture({ id: 'done', state: 'completed', history: [userMessage('first')] });
-    const messageId = done.history?.[0]?.messageId ?? '';
-    await createTask(store, done);
-    expect(await store.findMessage(messageId)).toEqual({ taskId: 'done', contextId: done.contextId });
+    const first = userMessage('first');
+    const { messageId } = first;
+    const done = taskFixture({ id: 'done', state: 'completed', history: [first] });
+    await createTask(store, done, [], 'alice');
+    const byBob = userMessage('bob follows up', { messageId: 'msg-bob', taskId: 'done', contextId: done.contextId });
+    await store.commit({ taskId: 'done', expectedVersion: 1, task: done, events: [byBob], owner: 'bob' });
+    expect(await store.findMessage(messageId, undefined, 'alice')).toEqual(indexEntry(done, first));
+    expect(await store.findMessage('msg-bob', undefined, 'bob')).toEqual(indexEntry(done, byBob));
 
     await createTask(store, taskFixture({ id: 'next', state: 'working' }));
     expect(await store.getTask('done')).toBeUndefined();
-    expect(await store.findMessage(messageId)).toBeUndefined();
-    const again = taskFixture({ id: 'again', history: [userMessage('reused', { messageId })] });
-    await createTask(store, again);
-    expect(await store.findMessage(messageId)).toEqual({ taskId: 'again', contextId: again.contextId });
+    expect(await store.findMessage(messageId, undefined, 'alice')).toBeUndefined();
+    expect(await store.findMessage('msg-bob', undefined, 'bob')).toBeUndefined();
+    const reused = userMessage('reused', { messageId });
+    const again = taskFixture({ id: 'again', history: [reused] });
+    await createTask(store, again, [], 'alice');
+    expect(await store.findMessage(messageId, undefined, 'alice')).toEqual(indexEntry(again, reused));
   });
 
   it('a duplicate names the task that holds the id', async () => {
@@ -338,5 +352,35 @@ describe('transfer', () => {
     // With transfer it does (which is why only a caller that never mutates may set it).
     task.status.state = 'failed';
     expect((await store.getTask(task.id))?.task.status.state).toBe('failed');
+  });
+});
+
+describe('push', () => {
+  it('evicting a task (maxTasks) drops its push configs and their delivery state', async () => {
+    const store = new MemoryStore({ maxTasks: 1 });
+    await createTask(store, taskFixture({ id: 'done', state: 'completed' }));
+    await store.savePushConfig({
+      taskId: 'done',
+      config: { id: 'cfg', url: 'https://hooks.example.com/' },
+      protocolVersion: '1.0',
+    });
+    const [claimed] = await store.claimPushDeliveries({ workerId: 'w', now: 0, claimUntil: 10, limit: 10 });
+    expect(claimed?.config.taskId).toBe('done');
+
+    await createTask(store, taskFixture({ id: 'next', state: 'working' }));
+    expect(await store.getTask('done')).toBeUndefined();
+    expect(await store.listPushConfigs('done')).toEqual([]);
+    expect(await store.listPushDeliveries()).toEqual([]);
+    expect(await store.renewPushClaims('w', 100)).toBe(0);
+  });
+
+  it('rejects push calls after close() and with an aborted signal', async () => {
+    const store = new MemoryStore();
+    const controller = new AbortController();
+    controller.abort(new Error('gone'));
+    await expect(store.listPushDeliveries({}, { signal: controller.signal })).rejects.toThrow('gone');
+    await store.close();
+    const closed = await rejectionOf(store.claimPushDeliveries({ workerId: 'w', now: 0, claimUntil: 1, limit: 1 }));
+    expect(A2AError.is(closed) && closed.code).toBe('STORE_UNAVAILABLE');
   });
 });

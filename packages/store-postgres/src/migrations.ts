@@ -12,6 +12,7 @@
  * Never edit a released step; add a new one.
  */
 
+import { NO_STATUS_TIMESTAMP } from '@fastify-a2a/core';
 import type pg from 'pg';
 import { escapeIdentifier, migrationLockKey } from './sql.js';
 
@@ -48,6 +49,41 @@ const TERMINAL_STATES = `('completed', 'canceled', 'failed', 'rejected')`;
  *   The primary key is what refuses a duplicate. purgeExpired deletes a task's rows with the task.
  *   No foreign key to `tasks`: adding one would lock `tasks` against writes for the whole step (the
  *   backfill included), stalling workers of the previous release during a rolling deploy.
+ *
+ * Step 3 adds what listTasks reads: `status_ts`, the snapshot's status timestamp in epoch ms
+ * (`statusTimestampOf` in core), which every commit of this release writes, and three indexes
+ * ending in (status_ts DESC, task_id DESC). Unlike step 2 it cannot stay out of the writers' way:
+ * adding a column locks `tasks` until the step commits, and the step rewrites every row (the
+ * backfill) and builds three indexes, so commits wait for it (bench/LIST_TASKS.md has its duration
+ * at 100k and 1M tasks; apply it with `migrationSql` in a quiet moment for a large table). Workers
+ * of the previous release still running afterwards do not write `status_ts`: a task they create is
+ * listed last, one they update keeps its place, until a worker of this release commits to it.
+ *
+ * Step 4 adds push notifications: `push_configs` (one row per task and config id, the config as
+ * given, secrets included: encrypting them at rest is the database's job) and `push_deliveries`
+ * (the delivery state and claim of each config; no secrets, so it can be read for monitoring).
+ * Both belong to their task through foreign keys with ON DELETE CASCADE, so a purge, by a worker of
+ * any release, deletes a task's configs and deliveries in its own statement. A foreign key to
+ * `tasks` takes a SHARE ROW EXCLUSIVE lock on it until the step commits: commits wait for the
+ * step, which only creates empty tables, so for milliseconds (unlike step 2's messages, whose
+ * backfill made a foreign key too costly).
+ *
+ * Step 5 makes tasks belong to their caller (`CommitRequest.owner` in core): `tasks.owner` (NULL
+ * for a task without one, which every earlier task is), an index for listTasks of one owner in the
+ * keyset order of step 3, and the message index keyed by (namespace, owner, message_id) with the
+ * message's digest. `messages.owner` is '' for the anonymous scope (commits without an owner; a
+ * key column cannot be NULL, and commits refuse '' as an owner) and defaults to it, so the rows
+ * already there, and those workers of the previous release insert during a rolling deploy, are in
+ * the anonymous scope, where they were indexed; `digest` is NULL for them. Neither new column
+ * rewrites its table (a constant default is metadata only since Postgres 11).
+ *
+ * What step 5 locks: ADD COLUMN takes ACCESS EXCLUSIVE on `tasks` and on `messages`, held until
+ * the step commits, so every read and write of either table (about everything a worker does)
+ * waits for the whole step. Its time goes into two index builds, each a full read and sort of its
+ * table: the owner index over `tasks`, and the new primary key over `messages` (the README has a
+ * measured duration; on a large database apply it with `migrationSql(schema, { after: 4 })` at a
+ * quiet moment). Workers of the previous release keep working after it: their message rows go to
+ * the anonymous scope, and their tasks have no owner.
  */
 export const migrations: readonly Migration[] = [
   {
@@ -146,6 +182,105 @@ CROSS JOIN LATERAL (
 WHERE m.message_id IS NOT NULL
 ORDER BY t.row_id, e.seq
 ON CONFLICT DO NOTHING;
+`,
+  },
+  {
+    version: 3,
+    name: 'status timestamp and indexes for listTasks',
+    // See the comment above `migrations` for what step 3 locks and what it leaves to the next commit.
+    sql: (s) => `
+ALTER TABLE ${s}.tasks ADD COLUMN status_ts bigint NOT NULL DEFAULT ${NO_STATUS_TIMESTAMP};
+
+-- statusTimestampOf of @fastify-a2a/core, in SQL, for the rows written before this step: epoch
+-- milliseconds of an ISO 8601 status timestamp, or NO_STATUS_TIMESTAMP for anything else.
+-- Postgres also reads words such as 'yesterday' or 'infinity' as timestamps; Date.parse does not,
+-- hence the shape check before the cast. A session-local function, gone with the step.
+CREATE FUNCTION pg_temp.a2a_status_timestamp(value text) RETURNS bigint LANGUAGE plpgsql AS $$
+BEGIN
+  IF value !~ '^[+-]?[0-9]{4,6}-[0-9]{2}-[0-9]{2}T' THEN
+    RETURN ${NO_STATUS_TIMESTAMP};
+  END IF;
+  -- Truncated to the millisecond (as Date.parse reads fractions), then rounded: extract() is a
+  -- double before Postgres 14, and 1767261600.123 * 1000 is 1767261600122.9999 there.
+  RETURN round(extract(epoch FROM date_trunc('milliseconds', value::timestamptz)) * 1000)::bigint;
+EXCEPTION WHEN others THEN
+  RETURN ${NO_STATUS_TIMESTAMP};
+END $$;
+UPDATE ${s}.tasks SET status_ts = pg_temp.a2a_status_timestamp(task->'status'->>'timestamp')
+WHERE task->'status'->>'timestamp' IS NOT NULL;
+DROP FUNCTION pg_temp.a2a_status_timestamp(text);
+
+-- One page of listTasks is one index range read in order, whatever the filters: newest first,
+-- ties by task id, both DESC so that the cursor is one row comparison
+-- (status_ts, task_id COLLATE "C") < ($n, $m), which is an index condition. "C" compares bytes,
+-- i.e. code points, the order the contract gives ties in every store; the database's default
+-- collation would sort ids by a locale's rules.
+CREATE INDEX tasks_by_status_ts ON ${s}.tasks (namespace, status_ts DESC, task_id COLLATE "C" DESC);
+CREATE INDEX tasks_by_context_status_ts ON ${s}.tasks (namespace, context_id, status_ts DESC, task_id COLLATE "C" DESC);
+CREATE INDEX tasks_by_state_status_ts ON ${s}.tasks (namespace, state, status_ts DESC, task_id COLLATE "C" DESC);
+`,
+  },
+  {
+    version: 4,
+    name: 'push notification configs and delivery state',
+    // See the comment above `migrations` for what the two tables hold and what step 4 locks.
+    sql: (s) => `
+CREATE TABLE ${s}.push_configs (
+  namespace        text   NOT NULL,
+  task_id          text   NOT NULL,
+  config_id        text   NOT NULL,
+  config           json   NOT NULL,
+  protocol_version text   NOT NULL,
+  created_at       bigint NOT NULL,
+  updated_at       bigint NOT NULL,
+  row_id           bigint GENERATED ALWAYS AS IDENTITY,
+  PRIMARY KEY (namespace, task_id, config_id),
+  FOREIGN KEY (namespace, task_id) REFERENCES ${s}.tasks (namespace, task_id) ON DELETE CASCADE
+);
+
+CREATE TABLE ${s}.push_deliveries (
+  namespace       text    NOT NULL,
+  task_id         text    NOT NULL,
+  config_id       text    NOT NULL,
+  cursor          integer NOT NULL,
+  attempts        integer NOT NULL,
+  next_attempt_at bigint,
+  last_sent_at    bigint,
+  failed          boolean NOT NULL,
+  last_error      text,
+  last_status     integer,
+  claimed_by      text,
+  claim_id        text,
+  claim_until     bigint,
+  PRIMARY KEY (namespace, task_id, config_id),
+  FOREIGN KEY (namespace, task_id, config_id)
+    REFERENCES ${s}.push_configs (namespace, task_id, config_id) ON DELETE CASCADE
+);
+-- claimPushDeliveries, every few hundred ms on every worker: the deliveries still in play (failed
+-- ones leave this index for good), soonest first, each joined with its task by primary key.
+CREATE INDEX push_deliveries_pending ON ${s}.push_deliveries (namespace, next_attempt_at NULLS FIRST) WHERE NOT failed;
+-- renewPushClaims: one worker's claims.
+CREATE INDEX push_deliveries_by_worker ON ${s}.push_deliveries (namespace, claimed_by) WHERE claimed_by IS NOT NULL;
+`,
+  },
+  {
+    version: 5,
+    name: 'task owners and a message index per owner',
+    // See the comment above `migrations` for what step 5 adds, locks, and leaves to old workers.
+    sql: (s) => `
+ALTER TABLE ${s}.tasks ADD COLUMN owner text;
+-- listTasks of one owner, or of the tasks without one: one index range read in order, like the
+-- indexes of step 3. On coalesce(owner, '') rather than owner: the planner takes \`owner IS NULL\`
+-- for an index condition but not for an equality, so it would not read that range in index order
+-- (it sorts, or filters the status index); \`coalesce(owner, '') = ''\` is an equality like any
+-- other. No principal is '' (commits refuse it), so '' names the tasks without an owner.
+CREATE INDEX tasks_by_owner_status_ts
+  ON ${s}.tasks (namespace, (coalesce(owner, '')), status_ts DESC, task_id COLLATE "C" DESC);
+
+ALTER TABLE ${s}.messages ADD COLUMN owner text NOT NULL DEFAULT '', ADD COLUMN digest text;
+-- Keyed by namespace, owner and message id, owner last: lookups give all three, and the lookups
+-- of workers of the previous release (namespace and message id) still find their prefix in it.
+ALTER TABLE ${s}.messages DROP CONSTRAINT messages_pkey, ADD PRIMARY KEY (namespace, message_id, owner);
 `,
   },
 ];

@@ -6,19 +6,24 @@
  * a time per context in arrival order, leases of live workers, user message ids already received).
  */
 
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import {
   A2AError,
   type A2AStore,
+  type ClaimPushDeliveriesRequest,
   type Clock,
   type CommitRequest,
   type CommitResult,
+  type CompletePushDeliveryRequest,
   type ContextRecord,
   checkCommitRequest,
+  checkPushConfigRequest,
   DuplicateMessageError,
   type EnqueueTurnRequest,
   type ExpiredWorker,
-  indexedMessageIds,
+  type FailPushAttemptRequest,
+  INTERRUPTED_STATES,
+  indexedMessages,
   type ListTasksOptions,
   type MessageIndexEntry,
   type MultiMap,
@@ -26,14 +31,27 @@ import {
   multiMapDelete,
   multiMapValues,
   type PurgeResult,
+  type PushClaimKey,
+  type PushConfigRecord,
+  type PushDelivery,
+  type PushDeliveryFilter,
+  type PushProtocolVersion,
+  type PushStore,
+  type SavePushConfigRequest,
   type StoreCallContext,
   type StoreCapabilities,
   type StoredEvent,
+  type StoredPushConfig,
+  statusTimestampOf,
   systemClock,
   type TaskEvent,
+  type TaskListPage,
+  type TaskListQuery,
   type TaskRecord,
+  TERMINAL_STATES,
   type TurnReadiness,
   type TurnTicket,
+  taskNotFound,
   type Unsubscribe,
   VersionConflictError,
 } from '@fastify-a2a/core';
@@ -121,6 +139,15 @@ interface TaskRow {
   version: number;
   created_at: string | number;
   updated_at: string | number;
+  owner: string | null;
+}
+
+/** A row of a listTasks statement: the total, and a page row's columns (NULL when the page is empty). */
+interface ListedRow extends Omit<TaskRow, 'task'> {
+  total: number;
+  task: string | null;
+  status_ts: string | number | null;
+  task_id: string | null;
 }
 
 interface EventRow {
@@ -139,14 +166,79 @@ interface TurnRow {
 
 type Listener = (seq: number) => void;
 
-// Documents are read as text (`::text`) and parsed here, so a global `pg.types` override of the
-// json parser can't change what we return, and a SQL NULL context state stays `undefined`.
-const toRecord = (row: TaskRow): TaskRecord => ({
-  task: JSON.parse(row.task),
-  version: row.version,
+interface PushConfigRow {
+  task_id: string;
+  config_id: string;
+  config: string;
+  protocol_version: string;
+  created_at: string | number;
+  updated_at: string | number;
+}
+
+interface PushDeliveryRow extends PushConfigRow {
+  cursor: number;
+  attempts: number;
+  next_attempt_at: string | number | null;
+  last_sent_at: string | number | null;
+  failed: boolean;
+  last_error: string | null;
+  last_status: number | null;
+  claimed_by: string | null;
+  claim_id: string | null;
+  claim_until: string | number | null;
+  task_version: number;
+}
+
+/** bigint columns come back as strings (pg's default for int8); NULL stays null. */
+const epochOrNull = (value: string | number | null): number | null => (value === null ? null : Number(value));
+
+const toPushConfig = (row: PushConfigRow): PushConfigRecord => ({
+  taskId: row.task_id,
+  config: JSON.parse(row.config) as StoredPushConfig,
+  protocolVersion: row.protocol_version as PushProtocolVersion,
   createdAt: Number(row.created_at),
   updatedAt: Number(row.updated_at),
 });
+
+const toPushDelivery = (row: PushDeliveryRow): PushDelivery => ({
+  config: toPushConfig(row),
+  state: {
+    cursor: row.cursor,
+    attempts: row.attempts,
+    nextAttemptAt: epochOrNull(row.next_attempt_at),
+    lastSentAt: epochOrNull(row.last_sent_at),
+    failed: row.failed,
+    lastError: row.last_error,
+    lastStatus: row.last_status,
+    claimedBy: row.claimed_by,
+    claimId: row.claim_id,
+    claimUntil: epochOrNull(row.claim_until),
+  },
+  taskVersion: row.task_version,
+});
+
+/** §6.3 terminal and interrupted states, as an SQL list of constants: what a push throttle window lets through. */
+const FINAL_STATES_SQL = [...TERMINAL_STATES, ...INTERRUPTED_STATES].map((state) => `'${state}'`).join(', ');
+
+// Documents are read as text (`::text`) and parsed here, so a global `pg.types` override of the
+// json parser can't change what we return, and a SQL NULL context state stays `undefined`.
+const toRecord = (row: TaskRow): TaskRecord => {
+  const record: TaskRecord = {
+    task: JSON.parse(row.task),
+    version: row.version,
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+  };
+  // No owner: no property at all (the contract's "absent, not null").
+  if (row.owner !== null) record.owner = row.owner;
+  return record;
+};
+
+/**
+ * `messages.owner` of commits without an owner (see migration 5): a key column cannot be NULL, and
+ * commits refuse '' as an owner, so no principal shares this scope.
+ */
+const ANONYMOUS_SCOPE = '';
 
 const toEvent = (row: EventRow): StoredEvent => ({
   seq: row.seq,
@@ -228,19 +320,23 @@ interface CommitShape {
  * see `notify` in {@link statements}.
  *
  * $1 namespace, $2 task id, $3 context id, $4 state, $5 new version, $6 task, $7 now,
- * $8 expected version, $9 events (json[]), $10 message ids (text[]); then, when enqueueing, the
- * turn id, the worker id and the context's lock key; then, when finishing, the ticket's position
- * and turn id.
+ * $8 expected version, $9 events (json[]), $10 message ids (text[]), $11 status timestamp (what
+ * listTasks sorts by), $12 the commit's owner (NULL for none: the task's owner when it creates
+ * the task, and the scope of the message ids, '' for none), $13 the messages' digests (text[],
+ * one per id); then, when enqueueing, the turn id, the worker id and the context's lock key; then,
+ * when finishing, the ticket's position and turn id.
  */
 function commitStatements(s: string): (shape: CommitShape) => string {
   const build = ({ create, enqueue, finish }: CommitShape): string => {
-    let next = 11;
+    let next = 14;
+    // The owner is written by the creating commit only: an update never touches the column.
     const written = create
-      ? `INSERT INTO ${s}.tasks (namespace, task_id, context_id, state, version, task, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6::json, $7, $7)
+      ? `INSERT INTO ${s}.tasks (namespace, task_id, context_id, owner, state, status_ts, version, task, created_at, updated_at)
+         VALUES ($1, $2, $3, $12::text, $4, $11, $5, $6::json, $7, $7)
          ON CONFLICT DO NOTHING
          RETURNING 1`
-      : `UPDATE ${s}.tasks SET context_id = $3, state = $4, version = $5, task = $6::json, updated_at = $7
+      : `UPDATE ${s}.tasks SET context_id = $3, state = $4, status_ts = $11, version = $5, task = $6::json,
+         updated_at = $7
          WHERE namespace = $1 AND task_id = $2 AND version = $8
          RETURNING 1`;
     const ctes = [
@@ -250,9 +346,9 @@ function commitStatements(s: string): (shape: CommitShape) => string {
         SELECT $1::text, $2::text, ($8::integer + e.ord)::integer, e.event, $7::bigint
         FROM written, unnest($9::json[]) WITH ORDINALITY AS e(event, ord))`,
       `indexed AS (
-        INSERT INTO ${s}.messages (namespace, message_id, task_id, context_id)
-        SELECT $1::text, m.id, $2::text, $3::text
-        FROM written, unnest($10::text[]) AS m(id))`,
+        INSERT INTO ${s}.messages (namespace, owner, message_id, task_id, context_id, digest)
+        SELECT $1::text, coalesce($12::text, ''), m.id, $2::text, $3::text, m.digest
+        FROM written, unnest($10::text[], $13::text[]) AS m(id, digest))`,
     ];
     let result = 'NULL::bigint';
     if (enqueue) {
@@ -286,16 +382,65 @@ function commitStatements(s: string): (shape: CommitShape) => string {
   return ({ create, enqueue, finish }) => texts[(create ? 1 : 0) | (enqueue ? 2 : 0) | (finish ? 4 : 0)] as string;
 }
 
+// The filters a listTasks statement has, as bits: one statement per combination.
+const BY_CONTEXT = 1;
+const BY_STATE = 2;
+const SINCE = 4;
+const AFTER = 8;
+/** One owner's tasks, or with '' those without one (the expression of the owner index, migration 5). */
+const BY_OWNER = 16;
+
+/**
+ * The listTasks statements, one per combination of filters, each one round trip: the page and its
+ * total from one snapshot. The page is one range of one of the (namespace[, context_id | state |
+ * owner], status_ts DESC, task_id "C" DESC) indexes, the cursor a row comparison the index evaluates;
+ * the outer ORDER BY only restores the order of at most limit + 1 rows the join may shuffle. The
+ * total is a count over the same filters (an index-only scan once the table is vacuumed).
+ * $1 namespace, $2 limit (+ 1, to learn whether more follow), then the filters in the order below.
+ */
+function listStatements(s: string): (bits: number) => string {
+  const build = (bits: number): string => {
+    let next = 3;
+    const filters: string[] = [];
+    if (bits & BY_OWNER) filters.push(`coalesce(owner, '') = $${next++}`);
+    if (bits & BY_CONTEXT) filters.push(`context_id = $${next++}`);
+    if (bits & BY_STATE) filters.push(`state = $${next++}`);
+    if (bits & SINCE) filters.push(`status_ts >= $${next++}::bigint`);
+    const matching = ['namespace = $1', ...filters].join(' AND ');
+    const after = bits & AFTER ? ` AND (status_ts, task_id COLLATE "C") < ($${next++}::bigint, $${next++}::text)` : '';
+    return `
+      WITH page AS (
+        SELECT task::text AS task, version, created_at, updated_at, owner, status_ts, task_id
+        FROM ${s}.tasks WHERE ${matching}${after}
+        ORDER BY status_ts DESC, task_id COLLATE "C" DESC LIMIT $2
+      ),
+      matching AS (SELECT count(*)::int AS total FROM ${s}.tasks WHERE ${matching})
+      SELECT matching.total, page.* FROM matching LEFT JOIN page ON true
+      ORDER BY page.status_ts DESC, page.task_id COLLATE "C" DESC`;
+  };
+  const texts = Array.from({ length: 32 }, (_, bits) => build(bits));
+  return (bits) => texts[bits] as string;
+}
+
 /**
  * Builds every statement once, for one schema. Plain (unnamed) statements rather than named
  * prepared ones, so the store works behind PgBouncer in transaction mode.
  */
 function statements(schema: string) {
   const s = escapeIdentifier(schema);
-  const taskColumns = 'task::text AS task, version, created_at, updated_at';
+  const taskColumns = 'task::text AS task, version, created_at, updated_at, owner';
   const turnColumns = 'context_id, position, task_id, turn_id, worker_id';
+  const pushConfigColumns =
+    'c.task_id, c.config_id, c.config::text AS config, c.protocol_version, c.created_at, c.updated_at';
+  const pushStateColumns = (d: string) =>
+    `${d}.cursor, ${d}.attempts, ${d}.next_attempt_at, ${d}.last_sent_at, ${d}.failed, ${d}.last_error,
+     ${d}.last_status, ${d}.claimed_by, ${d}.claim_id, ${d}.claim_until`;
+  const pushDeliveryJoin = `FROM ${s}.push_configs c
+    JOIN ${s}.push_deliveries d ON d.namespace = c.namespace AND d.task_id = c.task_id AND d.config_id = c.config_id
+    JOIN ${s}.tasks t ON t.namespace = c.namespace AND t.task_id = c.task_id`;
   return {
     commit: commitStatements(s),
+    list: listStatements(s),
     version: `SELECT version FROM ${s}.tasks WHERE namespace = $1 AND task_id = $2`,
     getTask: `SELECT ${taskColumns} FROM ${s}.tasks WHERE namespace = $1 AND task_id = $2`,
     readEvents: `
@@ -313,8 +458,9 @@ function statements(schema: string) {
     setContext: `
       INSERT INTO ${s}.contexts (namespace, context_id, state, updated_at) VALUES ($1, $2, $3::json, $4)
       ON CONFLICT (namespace, context_id) DO UPDATE SET state = EXCLUDED.state, updated_at = EXCLUDED.updated_at`,
-    // The state list matches the partial index `tasks_terminal`. Events go with their task (ON
-    // DELETE CASCADE); the message ids indexed for the tasks go in the same statement.
+    // The state list matches the partial index `tasks_terminal`. Events, push configs and push
+    // deliveries go with their task (ON DELETE CASCADE); the message ids indexed for the tasks go
+    // in the same statement.
     purgeTasks: `
       WITH purged AS (
         DELETE FROM ${s}.tasks
@@ -330,10 +476,96 @@ function statements(schema: string) {
     purgeContexts: `
       DELETE FROM ${s}.contexts c WHERE c.namespace = $1 AND c.updated_at < $2
       AND NOT EXISTS (SELECT 1 FROM ${s}.tasks t WHERE t.namespace = $1 AND t.context_id = c.context_id)`,
-    // $1 namespace, $2 message ids: which of them are indexed (after a duplicate).
+    // ---- Push notifications (see migration 4) ----
+    // The config and a fresh delivery row in one statement, only if the task exists. The foreign
+    // key to tasks is what makes it safe against a concurrent purge: its check (at the end of the
+    // statement) locks the task row, waits for a purge deleting it, and fails with 23503 if it did;
+    // a purge that comes after deletes the config by cascade. $1 namespace, $2 task id, $3 config
+    // id, $4 config, $5 protocol version, $6 now.
+    savePushConfig: `
+      WITH saved AS (
+        INSERT INTO ${s}.push_configs (namespace, task_id, config_id, config, protocol_version, created_at, updated_at)
+        SELECT $1, $2, $3, $4::json, $5, $6, $6
+        WHERE EXISTS (SELECT 1 FROM ${s}.tasks WHERE namespace = $1 AND task_id = $2)
+        ON CONFLICT (namespace, task_id, config_id) DO UPDATE SET config = EXCLUDED.config,
+          protocol_version = EXCLUDED.protocol_version, updated_at = EXCLUDED.updated_at
+        RETURNING created_at, updated_at
+      ),
+      reset AS (
+        INSERT INTO ${s}.push_deliveries (namespace, task_id, config_id, cursor, attempts, failed)
+        SELECT $1, $2, $3, 0, 0, false FROM saved
+        ON CONFLICT (namespace, task_id, config_id) DO UPDATE SET cursor = 0, attempts = 0, next_attempt_at = NULL,
+          last_sent_at = NULL, failed = false, last_error = NULL, last_status = NULL, claimed_by = NULL,
+          claim_id = NULL, claim_until = NULL
+      )
+      SELECT created_at, updated_at FROM saved`,
+    getPushConfig: `
+      SELECT ${pushConfigColumns} FROM ${s}.push_configs c WHERE namespace = $1 AND task_id = $2 AND config_id = $3`,
+    // row_id: save order, kept by a replace (an upsert updates the row).
+    listPushConfigs: `
+      SELECT ${pushConfigColumns} FROM ${s}.push_configs c WHERE namespace = $1 AND task_id = $2
+      ORDER BY created_at, row_id`,
+    // The delivery row goes by cascade.
+    deletePushConfig: `DELETE FROM ${s}.push_configs WHERE namespace = $1 AND task_id = $2 AND config_id = $3`,
+    // The rules of claimPushDeliveries (core's PushStore) in one statement. FOR UPDATE SKIP LOCKED:
+    // a row another claimant has locked is skipped; one it claimed and committed meanwhile is
+    // re-checked against the new row version (claim_until is then in the future) and left out. So
+    // of concurrent claimants exactly one gets each delivery, and none waits for another.
+    // $1 namespace, $2 now, $3 limit, $4 worker id, $5 claim id, $6 claim until.
+    claimPushDeliveries: `
+      WITH due AS (
+        SELECT d.namespace, d.task_id, d.config_id, t.version
+        FROM ${s}.push_deliveries d
+        JOIN ${s}.tasks t ON t.namespace = d.namespace AND t.task_id = d.task_id
+        WHERE d.namespace = $1 AND NOT d.failed
+          AND (d.claim_until IS NULL OR d.claim_until < $2)
+          AND t.version > d.cursor
+          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= $2
+               OR (d.attempts = 0 AND t.state IN (${FINAL_STATES_SQL})))
+        ORDER BY d.next_attempt_at NULLS FIRST
+        LIMIT $3
+        FOR UPDATE OF d SKIP LOCKED
+      ),
+      claimed AS (
+        UPDATE ${s}.push_deliveries d SET claimed_by = $4, claim_id = $5, claim_until = $6
+        FROM due
+        WHERE d.namespace = due.namespace AND d.task_id = due.task_id AND d.config_id = due.config_id
+        RETURNING d.*, due.version AS task_version
+      )
+      SELECT ${pushConfigColumns}, ${pushStateColumns('d')}, d.task_version
+      FROM claimed d
+      JOIN ${s}.push_configs c ON c.namespace = d.namespace AND c.task_id = d.task_id AND c.config_id = d.config_id`,
+    renewPushClaims: `UPDATE ${s}.push_deliveries SET claim_until = $3 WHERE namespace = $1 AND claimed_by = $2`,
+    // Every write of a claim holder names its claim: a claim taken over, released, or gone with a
+    // replaced or deleted config matches no row, and nothing is written. $4 claim id.
+    completePushDelivery: `
+      UPDATE ${s}.push_deliveries SET cursor = GREATEST(cursor, $5::integer), attempts = 0, next_attempt_at = $6,
+        last_sent_at = $7, last_error = NULL, last_status = $8, claimed_by = NULL, claim_id = NULL, claim_until = NULL
+      WHERE namespace = $1 AND task_id = $2 AND config_id = $3 AND claim_id = $4`,
+    failPushAttempt: `
+      UPDATE ${s}.push_deliveries SET attempts = attempts + 1, next_attempt_at = $5::bigint,
+        failed = ($5::bigint IS NULL), last_error = $6, last_status = $7, claimed_by = NULL, claim_id = NULL,
+        claim_until = NULL
+      WHERE namespace = $1 AND task_id = $2 AND config_id = $3 AND claim_id = $4`,
+    releasePushClaim: `
+      UPDATE ${s}.push_deliveries SET claimed_by = NULL, claim_id = NULL, claim_until = NULL
+      WHERE namespace = $1 AND task_id = $2 AND config_id = $3 AND claim_id = $4`,
+    // $2 failed filter (NULL: both), $3 limit (NULL: all); the second one for one task ($4).
+    listPushDeliveries: `
+      SELECT ${pushConfigColumns}, ${pushStateColumns('d')}, t.version AS task_version ${pushDeliveryJoin}
+      WHERE c.namespace = $1 AND ($2::boolean IS NULL OR d.failed = $2)
+      ORDER BY c.created_at, c.row_id LIMIT $3`,
+    listTaskPushDeliveries: `
+      SELECT ${pushConfigColumns}, ${pushStateColumns('d')}, t.version AS task_version ${pushDeliveryJoin}
+      WHERE c.namespace = $1 AND c.task_id = $4 AND ($2::boolean IS NULL OR d.failed = $2)
+      ORDER BY c.created_at, c.row_id LIMIT $3`,
+    // $1 namespace, $2 owner scope ('' for none), $3 message ids: which of them are indexed there
+    // (after a duplicate).
     findMessages: `
-      SELECT message_id, task_id, context_id FROM ${s}.messages WHERE namespace = $1 AND message_id = ANY($2::text[])`,
-    findMessage: `SELECT task_id, context_id FROM ${s}.messages WHERE namespace = $1 AND message_id = $2`,
+      SELECT message_id, task_id, context_id FROM ${s}.messages
+      WHERE namespace = $1 AND owner = $2 AND message_id = ANY($3::text[])`,
+    findMessage: `
+      SELECT task_id, context_id, digest FROM ${s}.messages WHERE namespace = $1 AND owner = $2 AND message_id = $3`,
     heartbeat: `
       INSERT INTO ${s}.workers (namespace, worker_id, lease_until, last_heartbeat) VALUES ($1, $2, $3, $4)
       ON CONFLICT (namespace, worker_id)
@@ -390,7 +622,7 @@ function statements(schema: string) {
   };
 }
 
-export class PostgresStore implements A2AStore {
+export class PostgresStore implements A2AStore, PushStore {
   readonly supports: StoreCapabilities;
   /** The schema holding the tables. */
   readonly schema: string;
@@ -436,7 +668,14 @@ export class PostgresStore implements A2AStore {
     }
     this.preparedStatements = options.preparedStatements ?? true;
     const listen = options.listen ?? true;
-    this.supports = { durable: true, crossProcess: listen, ttl: true, namespaces: true };
+    this.supports = {
+      durable: true,
+      crossProcess: listen,
+      ttl: true,
+      namespaces: true,
+      listTasks: true,
+      push: true,
+    };
   }
 
   #poolConfig(): pg.PoolConfig {
@@ -631,12 +870,15 @@ export class PostgresStore implements A2AStore {
   async commit(request: CommitRequest, ctx?: StoreCallContext): Promise<CommitResult> {
     checkCommitRequest(request, 'PostgresStore');
     const { taskId, expectedVersion, task, events, enqueueTurn, finishTurn } = request;
-    const messageIds = indexedMessageIds(events);
+    const owner = request.owner ?? null;
+    const scope = owner ?? ANONYMOUS_SCOPE;
+    const indexed = indexedMessages(events);
+    const messageIds = indexed.map((message) => message.messageId);
     const repeated = firstRepeat(messageIds);
     if (repeated !== undefined) {
       // The second occurrence would be a duplicate of the first; tell about an earlier commit of any
       // of the ids first, as that is the message the client sent before.
-      throw (await this.#duplicate(messageIds, ctx)) ?? new DuplicateMessageError(repeated);
+      throw (await this.#duplicate(scope, messageIds, ctx)) ?? new DuplicateMessageError(repeated);
     }
     const version = expectedVersion + events.length;
     // Serialised here, once: pg would turn a JS array into a Postgres array literal rather than JSON.
@@ -651,6 +893,9 @@ export class PostgresStore implements A2AStore {
       expectedVersion,
       events.map((event) => JSON.stringify(event)),
       messageIds,
+      statusTimestampOf(task),
+      owner,
+      indexed.map((message) => message.digest),
     ];
     if (enqueueTurn !== undefined) {
       values.push(enqueueTurn.turnId, enqueueTurn.workerId, turnLockKey(this.schema, this.namespace, task.contextId));
@@ -671,7 +916,7 @@ export class PostgresStore implements A2AStore {
           // The row that refused ours was committed (a unique check waits for the other
           // transaction), so we can read it. Should it be purged in between, the id is free again:
           // try once more.
-          const duplicate = await this.#duplicate(messageIds, ctx);
+          const duplicate = await this.#duplicate(scope, messageIds, ctx);
           if (duplicate !== undefined) throw duplicate;
           if (attempt < 2) continue;
           throw error;
@@ -695,14 +940,18 @@ export class PostgresStore implements A2AStore {
     return { version, turn: { contextId: task.contextId, position, taskId, turnId, workerId } };
   }
 
-  /** The error for the first of `messageIds` (in event order) that is indexed; undefined when none is. */
+  /**
+   * The error for the first of `messageIds` (in event order) that is indexed in the owner scope
+   * `scope`; undefined when none is.
+   */
   async #duplicate(
+    scope: string,
     messageIds: string[],
     ctx: StoreCallContext | undefined,
   ): Promise<DuplicateMessageError | undefined> {
     const { rows } = await this.#query<{ message_id: string; task_id: string; context_id: string }>(
       this.#sql.findMessages,
-      [this.namespace, messageIds],
+      [this.namespace, scope, messageIds],
       ctx,
     );
     const found = new Map(rows.map((row) => [row.message_id, row]));
@@ -753,6 +1002,47 @@ export class PostgresStore implements A2AStore {
   async listActiveTasks(ctx?: StoreCallContext): Promise<TaskRecord[]> {
     const { rows } = await this.#query<TaskRow>(this.#sql.active, [this.namespace], ctx);
     return rows.map(toRecord);
+  }
+
+  /** One round trip: the page (limit + 1 rows, to know whether more follow) and its total. */
+  async listTasks(query: TaskListQuery, ctx?: StoreCallContext): Promise<TaskListPage> {
+    const { contextId, state, statusTimestampAfter, after, limit, owner } = query;
+    // No task has the owner '' (commits refuse it), but the owner index reads '' as "none".
+    if (owner === ANONYMOUS_SCOPE) return { records: [], total: 0 };
+    const values: unknown[] = [this.namespace, Math.max(0, Math.trunc(limit)) + 1];
+    let bits = 0;
+    if (owner !== undefined) {
+      bits |= BY_OWNER;
+      values.push(owner ?? ANONYMOUS_SCOPE);
+    }
+    if (contextId !== undefined) {
+      bits |= BY_CONTEXT;
+      values.push(contextId);
+    }
+    if (state !== undefined) {
+      bits |= BY_STATE;
+      values.push(state);
+    }
+    if (statusTimestampAfter !== undefined) {
+      bits |= SINCE;
+      values.push(statusTimestampAfter);
+    }
+    if (after !== undefined) {
+      bits |= AFTER;
+      values.push(after.statusTimestamp, after.taskId);
+    }
+    // Without a page row (nothing matches after the cursor) the join still gives the total, with
+    // NULL task columns.
+    const { rows } = await this.#query<ListedRow>(this.#sql.list(bits), values, ctx);
+    const listed = rows.filter((row): row is ListedRow & TaskRow => row.task !== null);
+    const more = listed.length > limit;
+    const page: TaskListPage = {
+      records: (more ? listed.slice(0, limit) : listed).map(toRecord),
+      total: rows[0]?.total ?? 0,
+    };
+    const last = more ? listed[limit - 1] : undefined;
+    if (last !== undefined) page.next = { statusTimestamp: Number(last.status_ts), taskId: last.task_id as string };
+    return page;
   }
 
   async getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {
@@ -859,13 +1149,128 @@ export class PostgresStore implements A2AStore {
     return rows.map(toTicket);
   }
 
-  async findMessage(messageId: string, ctx?: StoreCallContext): Promise<MessageIndexEntry | undefined> {
-    const { rows } = await this.#query<{ task_id: string; context_id: string }>(
+  async findMessage(messageId: string, ctx?: StoreCallContext, owner?: string): Promise<MessageIndexEntry | undefined> {
+    this.#ready(ctx);
+    // '' is how the anonymous scope is keyed, not a principal: no commit indexes under owner ''.
+    if (owner === ANONYMOUS_SCOPE) return undefined;
+    const { rows } = await this.#query<{ task_id: string; context_id: string; digest: string | null }>(
       this.#sql.findMessage,
-      [this.namespace, messageId],
+      [this.namespace, owner ?? ANONYMOUS_SCOPE, messageId],
       ctx,
     );
-    return rows[0] === undefined ? undefined : { taskId: rows[0].task_id, contextId: rows[0].context_id };
+    const row = rows[0];
+    if (row === undefined) return undefined;
+    const entry: MessageIndexEntry = { taskId: row.task_id, contextId: row.context_id };
+    if (row.digest !== null) entry.digest = row.digest;
+    return entry;
+  }
+
+  // ---- Push notifications ----
+
+  /** One statement: the task check, the config and its fresh delivery state (see `savePushConfig` in `statements`). */
+  async savePushConfig(request: SavePushConfigRequest, ctx?: StoreCallContext): Promise<PushConfigRecord> {
+    checkPushConfigRequest(request, 'PostgresStore');
+    const { taskId, config, protocolVersion } = request;
+    const configJson = JSON.stringify(config);
+    let rows: { created_at: string | number; updated_at: string | number }[];
+    try {
+      ({ rows } = await this.#query<{ created_at: string | number; updated_at: string | number }>(
+        this.#sql.savePushConfig,
+        [this.namespace, taskId, config.id, configJson, protocolVersion, this.#clock()],
+        ctx,
+      ));
+    } catch (error) {
+      // The task was purged between the EXISTS check and the foreign key's.
+      if ((error as { code?: string }).code === '23503') throw taskNotFound(taskId);
+      throw error;
+    }
+    const saved = rows[0];
+    if (saved === undefined) throw taskNotFound(taskId);
+    return {
+      taskId,
+      config: JSON.parse(configJson) as StoredPushConfig,
+      protocolVersion,
+      createdAt: Number(saved.created_at),
+      updatedAt: Number(saved.updated_at),
+    };
+  }
+
+  async getPushConfig(taskId: string, configId: string, ctx?: StoreCallContext): Promise<PushConfigRecord | undefined> {
+    const { rows } = await this.#query<PushConfigRow>(this.#sql.getPushConfig, [this.namespace, taskId, configId], ctx);
+    return rows[0] === undefined ? undefined : toPushConfig(rows[0]);
+  }
+
+  async listPushConfigs(taskId: string, ctx?: StoreCallContext): Promise<PushConfigRecord[]> {
+    const { rows } = await this.#query<PushConfigRow>(this.#sql.listPushConfigs, [this.namespace, taskId], ctx);
+    return rows.map(toPushConfig);
+  }
+
+  async deletePushConfig(taskId: string, configId: string, ctx?: StoreCallContext): Promise<boolean> {
+    const { rowCount } = await this.#query(this.#sql.deletePushConfig, [this.namespace, taskId, configId], ctx);
+    return (rowCount ?? 0) > 0;
+  }
+
+  /** One statement (see `claimPushDeliveries` in `statements` for why claimants never share a delivery). */
+  async claimPushDeliveries(request: ClaimPushDeliveriesRequest, ctx?: StoreCallContext): Promise<PushDelivery[]> {
+    const { workerId, now, claimUntil, limit } = request;
+    const { rows } = await this.#query<PushDeliveryRow>(
+      this.#sql.claimPushDeliveries,
+      [this.namespace, now, Math.max(0, Math.trunc(limit)), workerId, randomUUID(), claimUntil],
+      ctx,
+    );
+    return rows.map(toPushDelivery);
+  }
+
+  async renewPushClaims(workerId: string, claimUntil: number, ctx?: StoreCallContext): Promise<number> {
+    const { rowCount } = await this.#query(this.#sql.renewPushClaims, [this.namespace, workerId, claimUntil], ctx);
+    return rowCount ?? 0;
+  }
+
+  async completePushDelivery(request: CompletePushDeliveryRequest, ctx?: StoreCallContext): Promise<boolean> {
+    const { taskId, configId, claimId, cursor, sentAt } = request;
+    const { rowCount } = await this.#query(
+      this.#sql.completePushDelivery,
+      [
+        this.namespace,
+        taskId,
+        configId,
+        claimId,
+        cursor,
+        request.nextAttemptAt ?? null,
+        sentAt,
+        request.status ?? null,
+      ],
+      ctx,
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async failPushAttempt(request: FailPushAttemptRequest, ctx?: StoreCallContext): Promise<boolean> {
+    const { taskId, configId, claimId, nextAttemptAt, error } = request;
+    const { rowCount } = await this.#query(
+      this.#sql.failPushAttempt,
+      [this.namespace, taskId, configId, claimId, nextAttemptAt, error, request.status ?? null],
+      ctx,
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async releasePushClaim(key: PushClaimKey, ctx?: StoreCallContext): Promise<boolean> {
+    const { rowCount } = await this.#query(
+      this.#sql.releasePushClaim,
+      [this.namespace, key.taskId, key.configId, key.claimId],
+      ctx,
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async listPushDeliveries(filter: PushDeliveryFilter = {}, ctx?: StoreCallContext): Promise<PushDelivery[]> {
+    const { taskId, failed, limit } = filter;
+    const values: unknown[] = [this.namespace, failed ?? null, limit === undefined ? null : Math.max(0, limit)];
+    const text = taskId === undefined ? this.#sql.listPushDeliveries : this.#sql.listTaskPushDeliveries;
+    if (taskId !== undefined) values.push(taskId);
+    const { rows } = await this.#query<PushDeliveryRow>(text, values, ctx);
+    return rows.map(toPushDelivery);
   }
 
   subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {

@@ -5,8 +5,8 @@
  * lock, row locks, unique index, NOTIFY) and that each method costs one round trip.
  */
 
-import { A2AError, type TurnTicket } from '@fastify-a2a/core';
-import { createTask, taskFixture, userMessage } from '@fastify-a2a/core/testing';
+import { A2AError, type Message, type TurnTicket } from '@fastify-a2a/core';
+import { createTask, indexEntry, taskFixture, userMessage } from '@fastify-a2a/core/testing';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { withPostgres } from '../../../test-support/postgres.js';
@@ -282,7 +282,7 @@ describe('message index across instances', () => {
         contextId: winner.contextId,
       });
       for (const store of [a, b]) {
-        expect(await store.findMessage(id)).toEqual({ taskId: winner.id, contextId: winner.contextId });
+        expect(await store.findMessage(id)).toEqual(indexEntry(winner, winner.history?.[0] as Message));
         expect(await store.getTask(loser.lost.id)).toBeUndefined();
       }
     }
@@ -359,10 +359,11 @@ describe('round trips', () => {
     });
     await createTask(store, taskFixture({ id: 'first', history: [userMessage('x', { messageId: 'm-contested' })] }));
     const before = calls();
-    const second = taskFixture({ id: 'second', history: [userMessage('x', { messageId: 'm-contested' })] });
+    const contested = userMessage('x', { messageId: 'm-contested' });
+    const second = taskFixture({ id: 'second', history: [contested] });
     await createTask(store, second);
     expect(calls() - before).toBe(3); // refused, the lookup finds nothing, written
     expect(purged).toBe(true);
-    expect(await store.findMessage('m-contested')).toEqual({ taskId: 'second', contextId: second.contextId });
+    expect(await store.findMessage('m-contested')).toEqual(indexEntry(second, contested));
   });
 });

@@ -1,4 +1,4 @@
-import { A2AError, applyEvents, createStoreFromUrl, type Task } from '@fastify-a2a/core';
+import { A2AError, applyEvents, type Task } from '@fastify-a2a/core';
 import {
   appendEvents,
   appendWithRetry,
@@ -86,26 +86,6 @@ describe('prepared statements', () => {
   }
 });
 
-describe('store URL', () => {
-  it('?preparedStatements=false reaches the store; any other value than true or false is refused', async () => {
-    const base = `${db.url}${db.url.includes('?') ? '&' : '?'}schema=${db.schema}`;
-    const plain = (await createStoreFromUrl(`${base}&preparedStatements=false`)) as PostgresStore;
-    opened.push(plain);
-    expect(plain.preparedStatements).toBe(false);
-    expect(((await createStoreFromUrl(base)) as PostgresStore).preparedStatements).toBe(true);
-    await plain.open();
-    const task = taskFixture();
-    await createTask(plain, task);
-    expect((await plain.getTask(task.id))?.version).toBe(1);
-    const error = await createStoreFromUrl(`${base}&preparedStatements=maybe`).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(A2AError.is(error) && error.code).toBe('INVALID_OPTIONS');
-    expect(String((error as Error).message)).toMatch(/preparedStatements=maybe/);
-  });
-});
-
 describe('options', () => {
   it('rejects pool together with connectionString, pg_ schemas and schemas over 63 bytes', () => {
     const pool = new pg.Pool();
@@ -144,6 +124,8 @@ describe('options', () => {
       crossProcess: true,
       ttl: true,
       namespaces: true,
+      listTasks: true,
+      push: true,
     });
     expect(new PostgresStore({ connectionString: db.url, listen: false }).supports.crossProcess).toBe(false);
   });

@@ -6,20 +6,27 @@
  * lost update).
  */
 
+import { randomUUID } from 'node:crypto';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import {
   A2AError,
   type A2AStore,
+  type ClaimPushDeliveriesRequest,
   type Clock,
   type CommitRequest,
   type CommitResult,
+  type CompletePushDeliveryRequest,
   type ContextRecord,
   checkCommitRequest,
+  checkPushConfigRequest,
   DuplicateMessageError,
   type EnqueueTurnRequest,
   type ExpiredWorker,
-  indexedMessageIds,
+  type FailPushAttemptRequest,
+  INTERRUPTED_STATES,
+  type IndexedMessage,
+  indexedMessages,
   type ListTasksOptions,
   type MessageIndexEntry,
   type MultiMap,
@@ -27,17 +34,29 @@ import {
   multiMapDelete,
   multiMapValues,
   type PurgeResult,
+  type PushClaimKey,
+  type PushConfigRecord,
+  type PushDelivery,
+  type PushDeliveryFilter,
+  type PushProtocolVersion,
+  type PushStore,
+  type SavePushConfigRequest,
   type StoreCallContext,
   type StoreCapabilities,
   type StoredEvent,
+  type StoredPushConfig,
+  statusTimestampOf,
   systemClock,
   type Task,
   type TaskEvent,
+  type TaskListPage,
+  type TaskListQuery,
   type TaskRecord,
   type TaskState,
   TERMINAL_STATES,
   type TurnReadiness,
   type TurnTicket,
+  taskNotFound,
   type Unsubscribe,
   VersionConflictError,
 } from '@fastify-a2a/core';
@@ -92,8 +111,17 @@ export const DEFAULT_NAMESPACE = 'default';
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
 export const DEFAULT_POLL_INTERVAL_MS = 50;
 
+/**
+ * The owner column of a2a_messages for commits without an owner (see migration 5): a key column
+ * cannot be NULL, and commits refuse '' as an owner, so no principal shares this scope.
+ */
+const ANONYMOUS_SCOPE = '';
+
 /** §6.3: neither terminal nor interrupted. */
 const ACTIVE_STATES: readonly TaskState[] = ['submitted', 'working', 'unknown'];
+
+/** §6.3: terminal or interrupted, the states a push throttle window does not hold back. */
+const FINAL_STATES: readonly TaskState[] = [...TERMINAL_STATES, ...INTERRUPTED_STATES];
 
 /** SQL list literal of constant state names (never user input). */
 const sqlList = (states: Iterable<string>): string => [...states].map((state) => `'${state}'`).join(', ');
@@ -103,6 +131,89 @@ interface TaskRow {
   version: number;
   created_at: number;
   updated_at: number;
+  owner: string | null;
+}
+
+interface ListedRow extends TaskRow {
+  status_ts: number;
+  task_id: string;
+}
+
+/** The named parameters of the listTasks statements; each shape uses the ones its filters need. */
+interface ListParams {
+  namespace: string;
+  /** A principal id, or null for the tasks without an owner. */
+  owner?: string | null;
+  contextId?: string;
+  state?: string;
+  since?: number;
+  afterTs?: number;
+  afterId?: string;
+  limit?: number;
+}
+
+// The filters a listTasks statement has, as bits: one statement per combination.
+const BY_CONTEXT = 1;
+const BY_STATE = 2;
+const SINCE = 4;
+const AFTER = 8;
+const BY_OWNER = 16;
+
+/**
+ * The listTasks statements for every combination of filters (page: 32, count: 16), prepared once.
+ * The page names its index: without statistics (nobody runs ANALYZE) SQLite's planner takes the
+ * state index over the context index when both filters are given, and the plain status index over
+ * the state index when a timestamp bound is given, both of which read far more than one page.
+ * With a context, the context index is the narrow one (a context has few tasks); then with an
+ * owner, the owner index (what a caller lists is bounded by its own tasks, whatever the other
+ * filters, and a state filter is read along); with a state only, the state index; otherwise the
+ * status index.
+ */
+function listStatements(db: Database.Database, columns: string) {
+  const where = (bits: number): string => {
+    const conditions = ['namespace = @namespace'];
+    // IS rather than =: a NULL @owner selects the tasks without one, through the same index range.
+    if (bits & BY_OWNER) conditions.push('owner IS @owner');
+    if (bits & BY_CONTEXT) conditions.push('context_id = @contextId');
+    if (bits & BY_STATE) conditions.push('state = @state');
+    if (bits & SINCE) conditions.push('status_ts >= @since');
+    if (bits & AFTER) conditions.push('(status_ts, task_id) < (@afterTs, @afterId)');
+    return conditions.join(' AND ');
+  };
+  const pageIndex = (bits: number): string =>
+    bits & BY_CONTEXT
+      ? 'a2a_tasks_by_context_status_ts'
+      : bits & BY_OWNER
+        ? 'a2a_tasks_by_owner_status_ts'
+        : bits & BY_STATE
+          ? 'a2a_tasks_by_state_status_ts'
+          : 'a2a_tasks_by_status_ts';
+  const pages = Array.from({ length: 32 }, (_, bits) =>
+    db.prepare<[ListParams], ListedRow>(
+      `SELECT ${columns}, status_ts, task_id FROM a2a_tasks INDEXED BY ${pageIndex(bits)} WHERE ${where(bits)}
+       ORDER BY status_ts DESC, task_id DESC LIMIT @limit`,
+    ),
+  );
+  // Counts read index entries only where they can: the planner's choices are covering indexes,
+  // except with a context or an owner, where the index of the page is the one to narrow by.
+  const countIndex = (bits: number): string =>
+    bits & BY_CONTEXT
+      ? ' INDEXED BY a2a_tasks_by_context_status_ts'
+      : bits & BY_OWNER
+        ? ' INDEXED BY a2a_tasks_by_owner_status_ts'
+        : '';
+  const counts = Array.from({ length: 32 }, (_, bits) =>
+    bits & AFTER
+      ? undefined
+      : db
+          .prepare<[ListParams], number>(`SELECT count(*) FROM a2a_tasks${countIndex(bits)} WHERE ${where(bits)}`)
+          .pluck(),
+  );
+  // One read transaction: the page and its total see the same commits.
+  return db.transaction((params: ListParams, bits: number): { rows: ListedRow[]; total: number } => ({
+    rows: (pages[bits] as (typeof pages)[number]).all(params),
+    total: (counts[bits & ~AFTER] as NonNullable<(typeof counts)[number]>).get(params) as number,
+  }));
 }
 
 interface EventRow {
@@ -120,7 +231,11 @@ interface TaskWrite {
   namespace: string;
   taskId: string;
   contextId: string;
+  /** The owner, written when the commit creates the task (NULL for none). */
+  owner: string | null;
   state: string;
+  /** statusTimestampOf(task): what listTasks sorts by. */
+  statusTs: number;
   version: number;
   taskJson: string;
   now: number;
@@ -138,8 +253,10 @@ interface CommitArgs {
   write: TaskWrite;
   expectedVersion: number;
   eventJsons: string[];
-  /** User message ids to index (see `indexedMessageIds` in @fastify-a2a/core). */
-  messageIds: string[];
+  /** User messages to index (see `indexedMessages` in @fastify-a2a/core). */
+  messages: IndexedMessage[];
+  /** Their scope in the index: the commit's owner, '' for the anonymous scope. */
+  scope: string;
   /** A turn of this task to enqueue in the same transaction. */
   enqueueTurn: { turnId: string; workerId: string } | undefined;
   /** A ticket to remove in the same transaction. */
@@ -165,12 +282,63 @@ interface EnqueueArgs {
   now: number;
 }
 
+interface PushConfigRow {
+  task_id: string;
+  config_id: string;
+  config_json: string;
+  protocol_version: string;
+  created_at: number;
+  updated_at: number;
+}
+
+interface PushDeliveryRow extends PushConfigRow {
+  cursor: number;
+  attempts: number;
+  next_attempt_at: number | null;
+  last_sent_at: number | null;
+  failed: number;
+  last_error: string | null;
+  last_status: number | null;
+  claimed_by: string | null;
+  claim_id: string | null;
+  claim_until: number | null;
+  task_version: number;
+}
+
+/** The key of one delivery; `claimId` only where the claim is checked. */
+interface PushKey {
+  namespace: string;
+  taskId: string;
+  configId: string;
+}
+
+interface PushSave extends PushKey {
+  configJson: string;
+  protocolVersion: string;
+  now: number;
+}
+
+interface PushClaimArgs {
+  namespace: string;
+  workerId: string;
+  claimId: string;
+  now: number;
+  claimUntil: number;
+  limit: number;
+}
+
 type Statements = ReturnType<typeof prepare>;
 
 /** Every statement the store runs, prepared once per connection (after migrating, so tables exist). */
 function prepare(db: Database.Database) {
-  const columns = 'task_json, version, created_at, updated_at';
+  const columns = 'task_json, version, created_at, updated_at, owner';
   const turnColumns = 'context_id, position, task_id, turn_id, worker_id';
+  const pushConfigColumns = 'c.task_id, c.config_id, c.config_json, c.protocol_version, c.created_at, c.updated_at';
+  const pushDeliveryColumns = `${pushConfigColumns}, d.cursor, d.attempts, d.next_attempt_at, d.last_sent_at, d.failed,
+    d.last_error, d.last_status, d.claimed_by, d.claim_id, d.claim_until, t.version AS task_version`;
+  const pushDeliveryJoin = `a2a_push_configs c
+    JOIN a2a_push_deliveries d ON d.namespace = c.namespace AND d.task_id = c.task_id AND d.config_id = c.config_id
+    JOIN a2a_tasks t ON t.namespace = c.namespace AND t.task_id = c.task_id`;
   const statements = {
     ping: db.prepare<[], number>('SELECT 1').pluck(),
     // Changes whenever another connection commits to the file (not on our own commits).
@@ -183,12 +351,12 @@ function prepare(db: Database.Database) {
       'SELECT task_id, version FROM a2a_tasks WHERE namespace = ? AND task_id IN (SELECT value FROM json_each(?))',
     ),
     insertTask: db.prepare<[TaskWrite]>(
-      `INSERT INTO a2a_tasks (namespace, task_id, context_id, state, version, task_json, created_at, updated_at)
-       VALUES (@namespace, @taskId, @contextId, @state, @version, @taskJson, @now, @now)`,
+      `INSERT INTO a2a_tasks (namespace, task_id, context_id, owner, state, status_ts, version, task_json, created_at, updated_at)
+       VALUES (@namespace, @taskId, @contextId, @owner, @state, @statusTs, @version, @taskJson, @now, @now)`,
     ),
     updateTask: db.prepare<[TaskWrite]>(
-      `UPDATE a2a_tasks SET context_id = @contextId, state = @state, version = @version, task_json = @taskJson,
-       updated_at = @now WHERE namespace = @namespace AND task_id = @taskId`,
+      `UPDATE a2a_tasks SET context_id = @contextId, state = @state, status_ts = @statusTs, version = @version,
+       task_json = @taskJson, updated_at = @now WHERE namespace = @namespace AND task_id = @taskId`,
     ),
     insertEvent: db.prepare<[EventWrite]>(
       `INSERT INTO a2a_events (namespace, task_id, seq, event_json, created_at)
@@ -254,12 +422,102 @@ function prepare(db: Database.Database) {
       `SELECT worker_id, last_heartbeat FROM a2a_workers WHERE namespace = ? AND lease_until < ? AND worker_id IS NOT ?
        ORDER BY lease_until, worker_id`,
     ),
-    indexMessage: db.prepare<[string, string, string, string]>(
-      `INSERT INTO a2a_messages (namespace, message_id, task_id, context_id) VALUES (?, ?, ?, ?)
-       ON CONFLICT (namespace, message_id) DO NOTHING`,
+    // ---- Push notifications (see migration 4) ----
+    savePushConfig: db.prepare<[PushSave], { created_at: number; updated_at: number }>(
+      `INSERT INTO a2a_push_configs (namespace, task_id, config_id, config_json, protocol_version, created_at, updated_at)
+       VALUES (@namespace, @taskId, @configId, @configJson, @protocolVersion, @now, @now)
+       ON CONFLICT (namespace, task_id, config_id) DO UPDATE SET config_json = excluded.config_json,
+       protocol_version = excluded.protocol_version, updated_at = excluded.updated_at
+       RETURNING created_at, updated_at`,
     ),
-    findMessage: db.prepare<[string, string], { task_id: string; context_id: string }>(
-      'SELECT task_id, context_id FROM a2a_messages WHERE namespace = ? AND message_id = ?',
+    // A new or replaced config starts afresh: see savePushConfig in core's PushStore.
+    resetPushDelivery: db.prepare<[PushKey]>(
+      `INSERT INTO a2a_push_deliveries (namespace, task_id, config_id, cursor, attempts, failed)
+       VALUES (@namespace, @taskId, @configId, 0, 0, 0)
+       ON CONFLICT (namespace, task_id, config_id) DO UPDATE SET cursor = 0, attempts = 0, next_attempt_at = NULL,
+       last_sent_at = NULL, failed = 0, last_error = NULL, last_status = NULL, claimed_by = NULL, claim_id = NULL,
+       claim_until = NULL`,
+    ),
+    getPushConfig: db.prepare<[string, string, string], PushConfigRow>(
+      `SELECT ${pushConfigColumns} FROM a2a_push_configs c WHERE namespace = ? AND task_id = ? AND config_id = ?`,
+    ),
+    // rowid: save order, kept by a replace (an UPSERT updates the row in place).
+    listPushConfigs: db.prepare<[string, string], PushConfigRow>(
+      `SELECT ${pushConfigColumns} FROM a2a_push_configs c WHERE namespace = ? AND task_id = ? ORDER BY created_at, rowid`,
+    ),
+    deletePushDelivery: db.prepare<[PushKey]>(
+      'DELETE FROM a2a_push_deliveries WHERE namespace = @namespace AND task_id = @taskId AND config_id = @configId',
+    ),
+    deletePushConfig: db.prepare<[PushKey]>(
+      'DELETE FROM a2a_push_configs WHERE namespace = @namespace AND task_id = @taskId AND config_id = @configId',
+    ),
+    // The rules of claimPushDeliveries (core's PushStore), over the pending index (the literal
+    // `failed = 0` is what lets SQLite use that partial index; INDEXED BY makes sure it does) with
+    // one task lookup by primary key per delivery. Soonest first: NULL (at once) sorts first.
+    duePushDeliveries: db.prepare<[Omit<PushClaimArgs, 'workerId' | 'claimId' | 'claimUntil'>], PushKey>(
+      `SELECT d.task_id AS taskId, d.config_id AS configId, d.namespace AS namespace
+       FROM a2a_push_deliveries d INDEXED BY a2a_push_deliveries_pending
+       JOIN a2a_tasks t ON t.namespace = d.namespace AND t.task_id = d.task_id
+       WHERE d.namespace = @namespace AND d.failed = 0
+         AND (d.claim_until IS NULL OR d.claim_until < @now)
+         AND t.version > d.cursor
+         AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= @now
+              OR (d.attempts = 0 AND t.state IN (${sqlList(FINAL_STATES)})))
+       ORDER BY d.next_attempt_at LIMIT @limit`,
+    ),
+    claimPushDelivery: db.prepare<[PushKey & Pick<PushClaimArgs, 'workerId' | 'claimId' | 'claimUntil'>]>(
+      `UPDATE a2a_push_deliveries SET claimed_by = @workerId, claim_id = @claimId, claim_until = @claimUntil
+       WHERE namespace = @namespace AND task_id = @taskId AND config_id = @configId`,
+    ),
+    pushDelivery: db.prepare<[PushKey], PushDeliveryRow>(
+      `SELECT ${pushDeliveryColumns} FROM ${pushDeliveryJoin}
+       WHERE c.namespace = @namespace AND c.task_id = @taskId AND c.config_id = @configId`,
+    ),
+    renewPushClaims: db.prepare<[number, string, string]>(
+      'UPDATE a2a_push_deliveries SET claim_until = ? WHERE namespace = ? AND claimed_by = ?',
+    ),
+    // Every write of a claim holder names its claim: a claim taken over, released, or gone with a
+    // replaced or deleted config matches no row, and nothing is written.
+    completePushDelivery: db.prepare<
+      [PushKey & { claimId: string; cursor: number; sentAt: number; next: number | null; status: number | null }]
+    >(
+      `UPDATE a2a_push_deliveries SET cursor = max(cursor, @cursor), attempts = 0, next_attempt_at = @next,
+       last_sent_at = @sentAt, last_error = NULL, last_status = @status, claimed_by = NULL, claim_id = NULL,
+       claim_until = NULL
+       WHERE namespace = @namespace AND task_id = @taskId AND config_id = @configId AND claim_id = @claimId`,
+    ),
+    failPushAttempt: db.prepare<
+      [PushKey & { claimId: string; next: number | null; error: string; status: number | null }]
+    >(
+      `UPDATE a2a_push_deliveries SET attempts = attempts + 1, next_attempt_at = @next, failed = (@next IS NULL),
+       last_error = @error, last_status = @status, claimed_by = NULL, claim_id = NULL, claim_until = NULL
+       WHERE namespace = @namespace AND task_id = @taskId AND config_id = @configId AND claim_id = @claimId`,
+    ),
+    releasePushClaim: db.prepare<[PushKey & { claimId: string }]>(
+      `UPDATE a2a_push_deliveries SET claimed_by = NULL, claim_id = NULL, claim_until = NULL
+       WHERE namespace = @namespace AND task_id = @taskId AND config_id = @configId AND claim_id = @claimId`,
+    ),
+    // LIMIT -1 means no limit; a NULL failed filter lists both.
+    listPushDeliveries: db.prepare<[{ namespace: string; failed: number | null; limit: number }], PushDeliveryRow>(
+      `SELECT ${pushDeliveryColumns} FROM ${pushDeliveryJoin}
+       WHERE c.namespace = @namespace AND (@failed IS NULL OR d.failed = @failed)
+       ORDER BY c.created_at, c.rowid LIMIT @limit`,
+    ),
+    listTaskPushDeliveries: db.prepare<
+      [{ namespace: string; taskId: string; failed: number | null; limit: number }],
+      PushDeliveryRow
+    >(
+      `SELECT ${pushDeliveryColumns} FROM ${pushDeliveryJoin}
+       WHERE c.namespace = @namespace AND c.task_id = @taskId AND (@failed IS NULL OR d.failed = @failed)
+       ORDER BY c.created_at, c.rowid LIMIT @limit`,
+    ),
+    // The owner is '' for the anonymous scope (see migration 5).
+    indexMessage: db.prepare<[string, string, string, string, string, string]>(
+      `INSERT INTO a2a_messages (namespace, owner, message_id, task_id, context_id, digest) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (namespace, owner, message_id) DO NOTHING`,
+    ),
+    findMessage: db.prepare<[string, string, string], { task_id: string; context_id: string; digest: string | null }>(
+      'SELECT task_id, context_id, digest FROM a2a_messages WHERE namespace = ? AND owner = ? AND message_id = ?',
     ),
     purgeMessages: db.prepare<[{ namespace: string; cutoff: number }]>(
       `DELETE FROM a2a_messages WHERE namespace = @namespace AND task_id IN (
@@ -283,13 +541,21 @@ function prepare(db: Database.Database) {
   };
 
   const commit = db.transaction((args: CommitArgs): TurnTicket | undefined => {
-    const { write, expectedVersion, eventJsons, messageIds } = args;
+    const { write, expectedVersion, eventJsons, messages, scope } = args;
     const actual = statements.taskVersion.get(write.namespace, write.taskId);
     if ((actual ?? 0) !== expectedVersion) throw new VersionConflictError(write.taskId, expectedVersion, actual);
     // A repeat inside this commit meets its own row, inserted a moment before: also a duplicate.
-    for (const messageId of messageIds) {
-      if (statements.indexMessage.run(write.namespace, messageId, write.taskId, write.contextId).changes === 0) {
-        const existing = statements.findMessage.get(write.namespace, messageId);
+    for (const { messageId, digest } of messages) {
+      const inserted = statements.indexMessage.run(
+        write.namespace,
+        scope,
+        messageId,
+        write.taskId,
+        write.contextId,
+        digest,
+      ).changes;
+      if (inserted === 0) {
+        const existing = statements.findMessage.get(write.namespace, scope, messageId);
         throw new DuplicateMessageError(
           messageId,
           existing && { taskId: existing.task_id, contextId: existing.context_id },
@@ -338,13 +604,48 @@ function prepare(db: Database.Database) {
 
   const purge = db.transaction((namespace: string, cutoff: number): PurgeResult => {
     statements.purgeMessages.run({ namespace, cutoff });
+    // Push configs and deliveries: the trigger of migration 4 deletes them with each task.
     statements.purgeEvents.run({ namespace, cutoff });
     const tasks = statements.purgeTasks.run({ namespace, cutoff }).changes;
     const contexts = statements.purgeContexts.run({ namespace, cutoff }).changes;
     return { tasks, contexts };
   });
 
-  return { ...statements, commit, enqueue, claimExpired, purge };
+  // The task check and the write under one write lock: a config never outlives its task, whose
+  // purge deletes its configs in its own transaction.
+  const savePush = db.transaction((args: PushSave): { created_at: number; updated_at: number } => {
+    if (statements.taskVersion.get(args.namespace, args.taskId) === undefined) throw taskNotFound(args.taskId);
+    const saved = statements.savePushConfig.get(args) as { created_at: number; updated_at: number };
+    statements.resetPushDelivery.run({ namespace: args.namespace, taskId: args.taskId, configId: args.configId });
+    return saved;
+  });
+
+  const deletePush = db.transaction((key: PushKey): boolean => {
+    statements.deletePushDelivery.run(key);
+    return statements.deletePushConfig.run(key).changes > 0;
+  });
+
+  // Read and write under the write lock (BEGIN IMMEDIATE): a claimant in another process waits,
+  // then finds the claims taken.
+  const claimPush = db.transaction((args: PushClaimArgs): PushDelivery[] => {
+    const { namespace, now, limit, workerId, claimId, claimUntil } = args;
+    return statements.duePushDeliveries.all({ namespace, now, limit }).map((key) => {
+      statements.claimPushDelivery.run({ ...key, workerId, claimId, claimUntil });
+      return toPushDelivery(statements.pushDelivery.get(key) as PushDeliveryRow);
+    });
+  });
+
+  return {
+    ...statements,
+    commit,
+    enqueue,
+    claimExpired,
+    purge,
+    savePush,
+    deletePush,
+    claimPush,
+    listTasks: listStatements(db, columns),
+  };
 }
 
 const toTicket = (row: TurnRow): TurnTicket => ({
@@ -355,12 +656,42 @@ const toTicket = (row: TurnRow): TurnTicket => ({
   workerId: row.worker_id,
 });
 
-const toTaskRecord = (row: TaskRow): TaskRecord => ({
-  task: JSON.parse(row.task_json) as Task,
-  version: row.version,
+const toPushConfigRecord = (row: PushConfigRow): PushConfigRecord => ({
+  taskId: row.task_id,
+  config: JSON.parse(row.config_json) as StoredPushConfig,
+  protocolVersion: row.protocol_version as PushProtocolVersion,
   createdAt: row.created_at,
   updatedAt: row.updated_at,
 });
+
+const toPushDelivery = (row: PushDeliveryRow): PushDelivery => ({
+  config: toPushConfigRecord(row),
+  state: {
+    cursor: row.cursor,
+    attempts: row.attempts,
+    nextAttemptAt: row.next_attempt_at,
+    lastSentAt: row.last_sent_at,
+    failed: row.failed !== 0,
+    lastError: row.last_error,
+    lastStatus: row.last_status,
+    claimedBy: row.claimed_by,
+    claimId: row.claim_id,
+    claimUntil: row.claim_until,
+  },
+  taskVersion: row.task_version,
+});
+
+const toTaskRecord = (row: TaskRow): TaskRecord => {
+  const record: TaskRecord = {
+    task: JSON.parse(row.task_json) as Task,
+    version: row.version,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+  // No owner: no property at all (the contract's "absent, not null").
+  if (row.owner !== null) record.owner = row.owner;
+  return record;
+};
 
 /**
  * `PRAGMA journal_mode = WAL`, retried on SQLITE_BUSY for up to `timeoutMs`. Switching a file that
@@ -428,7 +759,7 @@ function ensureDirectory(dir: string): void {
  * await store.open();
  * ```
  */
-export class SqliteStore implements A2AStore {
+export class SqliteStore implements A2AStore, PushStore {
   readonly supports: StoreCapabilities;
 
   readonly #filename: string;
@@ -488,7 +819,14 @@ export class SqliteStore implements A2AStore {
     this.#pollIntervalMs = positiveNumber(options.pollIntervalMs, 'pollIntervalMs', DEFAULT_POLL_INTERVAL_MS, false);
     // An in-memory database lives and dies with its single connection.
     const onDisk = database === undefined ? filename !== ':memory:' : !database.memory;
-    this.supports = Object.freeze({ durable: onDisk, crossProcess: onDisk, ttl: true, namespaces: true });
+    this.supports = Object.freeze({
+      durable: onDisk,
+      crossProcess: onDisk,
+      ttl: true,
+      namespaces: true,
+      listTasks: true,
+      push: true,
+    });
   }
 
   /** The namespace this store reads and writes. */
@@ -557,12 +895,15 @@ export class SqliteStore implements A2AStore {
       return s.commit.immediate({
         expectedVersion,
         eventJsons,
-        messageIds: indexedMessageIds(events),
+        messages: indexedMessages(events),
+        scope: request.owner ?? ANONYMOUS_SCOPE,
         write: {
           namespace: this.#namespace,
           taskId,
           contextId: task.contextId,
+          owner: request.owner ?? null,
           state: task.status.state,
+          statusTs: statusTimestampOf(task),
           version,
           taskJson: JSON.stringify(task),
           now: this.#clock(),
@@ -614,6 +955,41 @@ export class SqliteStore implements A2AStore {
     return this.#run(ctx, (s) => s.activeTasks.all(this.#namespace).map(toTaskRecord));
   }
 
+  /** One read transaction: the page (limit + 1 rows, to know whether more follow) and its count. */
+  async listTasks(query: TaskListQuery, ctx?: StoreCallContext): Promise<TaskListPage> {
+    const { contextId, state, statusTimestampAfter, after, limit, owner } = query;
+    const params: ListParams = { namespace: this.#namespace, limit: Math.max(0, Math.trunc(limit)) + 1 };
+    let bits = 0;
+    if (owner !== undefined) {
+      bits |= BY_OWNER;
+      params.owner = owner;
+    }
+    if (contextId !== undefined) {
+      bits |= BY_CONTEXT;
+      params.contextId = contextId;
+    }
+    if (state !== undefined) {
+      bits |= BY_STATE;
+      params.state = state;
+    }
+    if (statusTimestampAfter !== undefined) {
+      bits |= SINCE;
+      params.since = statusTimestampAfter;
+    }
+    if (after !== undefined) {
+      bits |= AFTER;
+      params.afterTs = after.statusTimestamp;
+      params.afterId = after.taskId;
+    }
+    const { rows, total } = await this.#run(ctx, (s) => s.listTasks(params, bits));
+    const more = rows.length > limit;
+    const listed = more ? rows.slice(0, limit) : rows;
+    const page: TaskListPage = { records: listed.map(toTaskRecord), total };
+    const last = listed.at(-1);
+    if (more && last !== undefined) page.next = { statusTimestamp: last.status_ts, taskId: last.task_id };
+    return page;
+  }
+
   async getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {
     return this.#run(ctx, (s) => {
       const row = s.getContext.get(this.#namespace, contextId);
@@ -630,7 +1006,10 @@ export class SqliteStore implements A2AStore {
     });
   }
 
-  /** Deletes old terminal tasks with their events and message index rows (turn rows stay: they belong to live turns). */
+  /**
+   * Deletes old terminal tasks with their events, message index rows, push configs and delivery
+   * state, in one transaction (turn rows stay: they belong to live turns).
+   */
   async purgeExpired(cutoff: number, ctx?: StoreCallContext): Promise<PurgeResult> {
     return this.#run(ctx, (s) => s.purge.immediate(this.#namespace, cutoff));
   }
@@ -693,11 +1072,134 @@ export class SqliteStore implements A2AStore {
     return this.#run(ctx, (s) => s.workerTurns.all(this.#namespace, workerId).map(toTicket));
   }
 
-  async findMessage(messageId: string, ctx?: StoreCallContext): Promise<MessageIndexEntry | undefined> {
+  async findMessage(messageId: string, ctx?: StoreCallContext, owner?: string): Promise<MessageIndexEntry | undefined> {
     return this.#run(ctx, (s) => {
-      const row = s.findMessage.get(this.#namespace, messageId);
-      return row === undefined ? undefined : { taskId: row.task_id, contextId: row.context_id };
+      // '' is how the anonymous scope is keyed, not a principal: no commit indexes under owner ''.
+      if (owner === ANONYMOUS_SCOPE) return undefined;
+      const row = s.findMessage.get(this.#namespace, owner ?? ANONYMOUS_SCOPE, messageId);
+      if (row === undefined) return undefined;
+      const entry: MessageIndexEntry = { taskId: row.task_id, contextId: row.context_id };
+      if (row.digest !== null) entry.digest = row.digest;
+      return entry;
     });
+  }
+
+  // ---- Push notifications ----
+
+  /** One `BEGIN IMMEDIATE` transaction: the task check, the config and its fresh delivery state. */
+  async savePushConfig(request: SavePushConfigRequest, ctx?: StoreCallContext): Promise<PushConfigRecord> {
+    return this.#run(ctx, (s) => {
+      checkPushConfigRequest(request, 'SqliteStore');
+      const { taskId, config, protocolVersion } = request;
+      const configJson = JSON.stringify(config);
+      const saved = s.savePush.immediate({
+        namespace: this.#namespace,
+        taskId,
+        configId: config.id,
+        configJson,
+        protocolVersion,
+        now: this.#clock(),
+      });
+      return {
+        taskId,
+        config: JSON.parse(configJson) as StoredPushConfig,
+        protocolVersion,
+        createdAt: saved.created_at,
+        updatedAt: saved.updated_at,
+      };
+    });
+  }
+
+  async getPushConfig(taskId: string, configId: string, ctx?: StoreCallContext): Promise<PushConfigRecord | undefined> {
+    return this.#run(ctx, (s) => {
+      const row = s.getPushConfig.get(this.#namespace, taskId, configId);
+      return row === undefined ? undefined : toPushConfigRecord(row);
+    });
+  }
+
+  async listPushConfigs(taskId: string, ctx?: StoreCallContext): Promise<PushConfigRecord[]> {
+    return this.#run(ctx, (s) => s.listPushConfigs.all(this.#namespace, taskId).map(toPushConfigRecord));
+  }
+
+  async deletePushConfig(taskId: string, configId: string, ctx?: StoreCallContext): Promise<boolean> {
+    return this.#run(ctx, (s) => s.deletePush.immediate({ namespace: this.#namespace, taskId, configId }));
+  }
+
+  /** One `BEGIN IMMEDIATE` transaction: claimants in every process serialise on the write lock. */
+  async claimPushDeliveries(request: ClaimPushDeliveriesRequest, ctx?: StoreCallContext): Promise<PushDelivery[]> {
+    const { workerId, now, claimUntil, limit } = request;
+    return this.#run(ctx, (s) =>
+      s.claimPush.immediate({
+        namespace: this.#namespace,
+        workerId,
+        claimId: randomUUID(),
+        now,
+        claimUntil,
+        limit: Math.max(0, Math.trunc(limit)),
+      }),
+    );
+  }
+
+  async renewPushClaims(workerId: string, claimUntil: number, ctx?: StoreCallContext): Promise<number> {
+    return this.#run(ctx, (s) => s.renewPushClaims.run(claimUntil, this.#namespace, workerId).changes);
+  }
+
+  async completePushDelivery(request: CompletePushDeliveryRequest, ctx?: StoreCallContext): Promise<boolean> {
+    const { taskId, configId, claimId, cursor, sentAt } = request;
+    return this.#run(
+      ctx,
+      (s) =>
+        s.completePushDelivery.run({
+          namespace: this.#namespace,
+          taskId,
+          configId,
+          claimId,
+          cursor,
+          sentAt,
+          next: request.nextAttemptAt ?? null,
+          status: request.status ?? null,
+        }).changes > 0,
+    );
+  }
+
+  async failPushAttempt(request: FailPushAttemptRequest, ctx?: StoreCallContext): Promise<boolean> {
+    const { taskId, configId, claimId, nextAttemptAt, error } = request;
+    return this.#run(
+      ctx,
+      (s) =>
+        s.failPushAttempt.run({
+          namespace: this.#namespace,
+          taskId,
+          configId,
+          claimId,
+          next: nextAttemptAt,
+          error,
+          status: request.status ?? null,
+        }).changes > 0,
+    );
+  }
+
+  async releasePushClaim(key: PushClaimKey, ctx?: StoreCallContext): Promise<boolean> {
+    const { taskId, configId, claimId } = key;
+    return this.#run(
+      ctx,
+      (s) => s.releasePushClaim.run({ namespace: this.#namespace, taskId, configId, claimId }).changes > 0,
+    );
+  }
+
+  async listPushDeliveries(filter: PushDeliveryFilter = {}, ctx?: StoreCallContext): Promise<PushDelivery[]> {
+    const { taskId, failed, limit } = filter;
+    const params = {
+      namespace: this.#namespace,
+      failed: failed === undefined ? null : failed ? 1 : 0,
+      limit: sqlLimit(limit),
+    };
+    return this.#run(ctx, (s) =>
+      (taskId === undefined
+        ? s.listPushDeliveries.all(params)
+        : s.listTaskPushDeliveries.all({ ...params, taskId })
+      ).map(toPushDelivery),
+    );
   }
 
   /**

@@ -6,7 +6,14 @@
  */
 
 import { join } from 'node:path';
-import { A2AError, DuplicateMessageError, type Message, type Task, type TurnTicket } from '@fastify-a2a/core';
+import {
+  A2AError,
+  DuplicateMessageError,
+  type Message,
+  messageDigest,
+  type Task,
+  type TurnTicket,
+} from '@fastify-a2a/core';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MIGRATIONS_TABLE, migrate, migrations, SqliteStore, type SqliteStoreOptions } from '../src/index.js';
@@ -83,6 +90,8 @@ describe('schema (migration 2)', () => {
       'a2a_events',
       'a2a_messages',
       MIGRATIONS_TABLE,
+      'a2a_push_configs',
+      'a2a_push_deliveries',
       'a2a_tasks',
       'a2a_turns',
       'a2a_workers',
@@ -196,7 +205,11 @@ describe('message index', () => {
     clock.advance(10);
     expect(await store.purgeExpired(clock.now())).toEqual({ tasks: 1, contexts: 0 });
     expect(await store.findMessage('m-done')).toBeUndefined();
-    expect(await store.findMessage('m-live')).toEqual({ taskId: 'live', contextId: 'ctx' });
+    expect(await store.findMessage('m-live')).toEqual({
+      taskId: 'live',
+      contextId: 'ctx',
+      digest: messageDigest(userMessage('m-live')),
+    });
     expect(await store.listWorkerTurns('w')).toEqual([ticket]);
   });
 });

@@ -4,7 +4,7 @@
  */
 
 import { join } from 'node:path';
-import type { CommitRequest, Message, Task, TurnTicket } from '@fastify-a2a/core';
+import { type CommitRequest, type Message, messageDigest, type Task, type TurnTicket } from '@fastify-a2a/core';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SqliteStore } from '../src/index.js';
 import { makeTask, runChild, tempDir } from './helpers.js';
@@ -186,7 +186,11 @@ describe('coordination across processes', () => {
     expect(outputs.filter((output) => output?.ok)).toEqual([{ ok: true, version: 1 }]);
     expect(outputs.filter((output) => !output?.ok)).toEqual(Array(3).fill({ ok: false, code: 'DUPLICATE_MESSAGE' }));
     const winner = outputs.findIndex((output) => output?.ok) + 1;
-    expect(await store.findMessage('retried')).toEqual({ taskId: `task-${winner}`, contextId: `ctx-${winner}` });
+    expect(await store.findMessage('retried')).toEqual({
+      taskId: `task-${winner}`,
+      contextId: `ctx-${winner}`,
+      digest: messageDigest(message),
+    });
     for (const i of [1, 2, 3, 4].filter((i) => i !== winner)) expect(await store.getTask(`task-${i}`)).toBeUndefined();
   });
 

@@ -24,6 +24,7 @@ export interface ChildOutput {
   positions?: number[];
   elapsedMs?: number;
   claimed?: ExpiredWorker[];
+  pushClaims?: string[];
 }
 
 export interface ChildResult {

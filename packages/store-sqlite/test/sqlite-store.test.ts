@@ -88,12 +88,16 @@ describe('options', () => {
       crossProcess: true,
       ttl: true,
       namespaces: true,
+      listTasks: true,
+      push: true,
     });
     expect(new SqliteStore({ filename: ':memory:' }).supports).toEqual({
       durable: false,
       crossProcess: false,
       ttl: true,
       namespaces: true,
+      listTasks: true,
+      push: true,
     });
     const memory = new Database(':memory:');
     expect(new SqliteStore({ database: memory }).supports.durable).toBe(false);

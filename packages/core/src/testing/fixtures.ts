@@ -4,10 +4,9 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { EnqueueTurnRequest, TurnTicket } from '../coordination.js';
+import type { EnqueueTurnRequest, MessageIndexEntry, TurnTicket } from '../coordination.js';
 import { A2AError } from '../errors.js';
-import type { Clock, CommitResult, TaskEvent, TaskStore, TurnEndEvent } from '../store.js';
-import { applyEvents } from '../task-state.js';
+import { applyEvents } from '../model/task-state.js';
 import {
   type Artifact,
   isFinalState,
@@ -20,7 +19,15 @@ import {
   type TaskState,
   type TaskStatusUpdateEvent,
   type TextPart,
-} from '../types.js';
+} from '../model/types.js';
+import {
+  type Clock,
+  type CommitResult,
+  messageDigest,
+  type TaskEvent,
+  type TaskStore,
+  type TurnEndEvent,
+} from '../store.js';
 
 // ---- Clock ----
 
@@ -87,6 +94,8 @@ export interface TaskFixtureOptions {
   contextId?: string;
   /** @default 'submitted' */
   state?: TaskState;
+  /** `status.timestamp`; `null` leaves it out. @default TEST_CLOCK_START as an ISO string */
+  timestamp?: string | null;
   history?: Message[];
   artifacts?: Artifact[];
   metadata?: Metadata;
@@ -98,8 +107,10 @@ export function taskFixture(options: TaskFixtureOptions = {}): Task {
     kind: 'task',
     id: options.id ?? newId('task'),
     contextId: options.contextId ?? newId('ctx'),
-    status: { state: options.state ?? 'submitted', timestamp: new Date(TEST_CLOCK_START).toISOString() },
+    status: { state: options.state ?? 'submitted' },
   };
+  const timestamp = options.timestamp === undefined ? new Date(TEST_CLOCK_START).toISOString() : options.timestamp;
+  if (timestamp !== null) task.status.timestamp = timestamp;
   if (options.history !== undefined) task.history = options.history;
   if (options.artifacts !== undefined) task.artifacts = options.artifacts;
   if (options.metadata !== undefined) task.metadata = options.metadata;
@@ -240,6 +251,11 @@ export function turnRequest(options: Partial<EnqueueTurnRequest> = {}): EnqueueT
   };
 }
 
+/** What `findMessage` returns for user message `message` committed to `task`: its ids and digest. */
+export function indexEntry(task: TaskRef, message: Message): MessageIndexEntry {
+  return { taskId: task.id, contextId: task.contextId, digest: messageDigest(message) };
+}
+
 /**
  * A copy of `tickets` sorted by context, then position: a canonical order to compare lists whose
  * order across contexts the contract leaves open (`listWorkerTurns`, `ExpiredWorker.turns`).
@@ -263,20 +279,36 @@ export function inQueueOrder(tickets: readonly TurnTicket[]): boolean {
 
 // ---- Store helpers ----
 
-/** Creates `task` (expectedVersion 0) with `events` after the `task` event in the same commit. */
-export async function createTask(store: TaskStore, task: Task, events: TaskEvent[] = []): Promise<CommitResult> {
+/**
+ * Creates `task` (expectedVersion 0) with `events` after the `task` event in the same commit, on
+ * behalf of `owner` when given.
+ */
+export async function createTask(
+  store: TaskStore,
+  task: Task,
+  events: TaskEvent[] = [],
+  owner?: string,
+): Promise<CommitResult> {
   const all: TaskEvent[] = [task, ...events];
-  return store.commit({ taskId: task.id, expectedVersion: 0, task: applyEvents(undefined, all), events: all });
+  const request = { taskId: task.id, expectedVersion: 0, task: applyEvents(undefined, all), events: all };
+  return store.commit(owner === undefined ? request : { ...request, owner });
 }
 
 /**
- * Reads the task, applies `events` and commits them with the version it read, once.
+ * Reads the task, applies `events` and commits them with the version it read, once, on behalf of
+ * `owner` when given.
  * @throws {VersionConflictError} when someone else wrote in between.
  */
-export async function appendEvents(store: TaskStore, taskId: string, events: TaskEvent[]): Promise<CommitResult> {
+export async function appendEvents(
+  store: TaskStore,
+  taskId: string,
+  events: TaskEvent[],
+  owner?: string,
+): Promise<CommitResult> {
   const record = await store.getTask(taskId);
   if (record === undefined) throw new Error(`appendEvents: task "${taskId}" does not exist.`);
-  return store.commit({ taskId, expectedVersion: record.version, task: applyEvents(record.task, events), events });
+  const request = { taskId, expectedVersion: record.version, task: applyEvents(record.task, events), events };
+  return store.commit(owner === undefined ? request : { ...request, owner });
 }
 
 export const isVersionConflict = (error: unknown): boolean => A2AError.is(error) && error.code === 'VERSION_CONFLICT';

@@ -130,7 +130,9 @@ let locationCounter = 0;
 export function defineModule(
   options: ConformanceOptions,
   moduleName: string,
-  register: (define: (name: string, body: StoreTestBody, requires?: Capability) => void) => void,
+  register: (
+    define: (name: string, body: StoreTestBody, requires?: Capability | readonly Capability[]) => void,
+  ) => void,
 ): void {
   const prefix = options.locationPrefix ?? 'a2a_conformance';
   if (!LOCATION_PREFIX.test(prefix)) {
@@ -139,8 +141,11 @@ export function defineModule(
   const newLocation = (): string => `${prefix}_${runId}_${++locationCounter}`;
   const grouped = options.describe !== undefined;
 
-  const define = (name: string, body: StoreTestBody, requires?: Capability): void => {
-    const title = `${grouped ? '' : `${moduleName}: `}${name}${requires ? ` [requires supports.${requires}]` : ''}`;
+  const define = (name: string, body: StoreTestBody, requires?: Capability | readonly Capability[]): void => {
+    const required: readonly Capability[] =
+      requires === undefined ? [] : typeof requires === 'string' ? [requires] : requires;
+    const condition = required.map((capability) => `supports.${capability}`).join(', ');
+    const title = `${grouped ? '' : `${moduleName}: `}${name}${condition ? ` [requires ${condition}]` : ''}`;
     options.test(
       title,
       async ({ expect, skip }) => {
@@ -158,9 +163,10 @@ export function defineModule(
         try {
           const store = await options.factory({ clock, location });
           opened.push(store);
-          if (requires !== undefined && store.supports[requires] !== true) {
+          const missing = required.find((capability) => store.supports[capability] !== true);
+          if (missing !== undefined) {
             // Skips come only from what the store declares (STYLE.md), never from caller flags.
-            skip?.(`store.supports.${requires} is false`);
+            skip?.(`store.supports.${missing} is false`);
           } else {
             await store.open();
             await body({

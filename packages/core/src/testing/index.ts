@@ -17,9 +17,12 @@ import { history } from './history.js';
 import { isolation } from './isolation.js';
 import { leases } from './leases.js';
 import { lifecycle } from './lifecycle.js';
+import { listTasks } from './list-tasks.js';
 import { messageIndex } from './message-index.js';
 import { notifications } from './notifications.js';
+import { ownership } from './ownership.js';
 import { persistence } from './persistence.js';
+import { push } from './push.js';
 import { retention } from './retention.js';
 import { taskBasics } from './task-basics.js';
 import { tasksByContext } from './tasks-by-context.js';
@@ -47,9 +50,12 @@ export {
   isolation,
   leases,
   lifecycle,
+  listTasks,
   messageIndex,
   notifications,
+  ownership,
   persistence,
+  push,
   retention,
   taskBasics,
   tasksByContext,
@@ -62,14 +68,17 @@ export const conformanceModules: Readonly<Record<string, (options: ConformanceOp
   taskBasics,
   history,
   tasksByContext,
+  listTasks,
   eventLog,
   activeTasks,
   contextStore,
   concurrency,
   notifications,
   messageIndex,
+  ownership,
   turnQueue,
   leases,
+  push,
   retention,
   isolation,
   persistence,

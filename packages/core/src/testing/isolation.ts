@@ -1,7 +1,9 @@
+import type { Message } from '../model/types.js';
 import {
   appendEvents,
   artifactUpdate,
   createTask,
+  indexEntry,
   isDuplicateMessage,
   rejectionOf,
   taskFixture,
@@ -93,15 +95,15 @@ export function isolation(options: ConformanceOptions): void {
           history: [userMessage('b', { messageId })],
         });
         await createTask(b, taskOfB);
-        expect(await a.findMessage(messageId)).toEqual({ taskId: 'task-of-a', contextId: 'ctx-a' });
-        expect(await b.findMessage(messageId)).toEqual({ taskId: 'task-of-b', contextId: 'ctx-b' });
+        expect(await a.findMessage(messageId)).toEqual(indexEntry(taskOfA, taskOfA.history?.[0] as Message));
+        expect(await b.findMessage(messageId)).toEqual(indexEntry(taskOfB, taskOfB.history?.[0] as Message));
 
         // Within a namespace it is still a duplicate.
         const again = taskFixture({ history: [userMessage('again', { messageId })] });
         expect(isDuplicateMessage(await rejectionOf(createTask(a, again)))).toBe(true);
         expect(isDuplicateMessage(await rejectionOf(createTask(b, again)))).toBe(true);
         await createTask(store, again);
-        expect(await store.findMessage(messageId)).toEqual({ taskId: again.id, contextId: again.contextId });
+        expect(await store.findMessage(messageId)).toEqual(indexEntry(again, again.history?.[0] as Message));
       },
       'namespaces',
     );

@@ -4,13 +4,37 @@ import { type ConformanceOptions, defineModule } from './harness.js';
 /** open/close/ping and the declared capabilities. */
 export function lifecycle(options: ConformanceOptions): void {
   defineModule(options, 'lifecycle', (test) => {
-    test('declares its capabilities as four booleans', async ({ expect, store }) => {
-      expect(store.supports).toEqual({
+    test('declares its capabilities as booleans; listTasks and push, when declared, come with their methods', async ({
+      expect,
+      store,
+    }) => {
+      const { listTasks, push, ...required } = store.supports;
+      expect(required).toEqual({
         durable: expect.any(Boolean),
         crossProcess: expect.any(Boolean),
         ttl: expect.any(Boolean),
         namespaces: expect.any(Boolean),
       });
+      // Optional: a store written before listTasks existed leaves it out.
+      if (listTasks !== undefined) expect(listTasks).toEqual(expect.any(Boolean));
+      if (listTasks === true) expect(store.listTasks).toEqual(expect.any(Function));
+      if (push !== undefined) expect(push).toEqual(expect.any(Boolean));
+      if (push === true) {
+        for (const method of [
+          store.savePushConfig,
+          store.getPushConfig,
+          store.listPushConfigs,
+          store.deletePushConfig,
+          store.claimPushDeliveries,
+          store.renewPushClaims,
+          store.completePushDelivery,
+          store.failPushAttempt,
+          store.releasePushClaim,
+          store.listPushDeliveries,
+        ]) {
+          expect(method).toEqual(expect.any(Function));
+        }
+      }
     });
 
     test('open() twice is harmless: the store keeps working and keeps its data', async ({ expect, store }) => {

@@ -1,10 +1,11 @@
+import { applyEvents } from '../model/task-state.js';
+import type { Message, Task } from '../model/types.js';
 import type { A2AStore, TaskEvent } from '../store.js';
-import { applyEvents } from '../task-state.js';
-import type { Task } from '../types.js';
 import {
   agentMessage,
   appendEvents,
   createTask,
+  indexEntry,
   isDuplicateMessage,
   rejectionOf,
   statusUpdate,
@@ -29,26 +30,28 @@ const CREATORS = 10;
  * - The error is recognised by `A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE'` and its
  *   `data.messageId` is the duplicate id (as `DuplicateMessageError` sets it).
  * - purgeExpired() removes the purged tasks' entries, and their ids can be used again.
+ * - Every entry carries the digest of its message (`messageDigest`).
+ *
+ * These tests commit without an owner (the anonymous scope); the ownership module covers scopes.
  */
 export function messageIndex(options: ConformanceOptions): void {
   defineModule(options, 'messageIndex', (test) => {
     test('commit indexes the first user message of a task and every message event', async ({ expect, store }) => {
       const first = userMessage('hello');
       const task = taskFixture({ state: 'working', history: [first] });
-      const at = { taskId: task.id, contextId: task.contextId };
       await createTask(store, task);
-      expect(await store.findMessage(first.messageId)).toEqual(at);
+      expect(await store.findMessage(first.messageId)).toEqual(indexEntry(task, first));
 
-      const followUp = userMessage('and more', at);
+      const followUp = userMessage('and more', { taskId: task.id, contextId: task.contextId });
       await appendEvents(store, task.id, [followUp]);
-      expect(await store.findMessage(followUp.messageId)).toEqual(at);
+      expect(await store.findMessage(followUp.messageId)).toEqual(indexEntry(task, followUp));
 
       // A message event in the creating commit, after a task event without history.
       const other = taskFixture({ state: 'working', contextId: task.contextId });
       const along = userMessage('along', { taskId: other.id, contextId: other.contextId });
       await createTask(store, other, [along]);
-      expect(await store.findMessage(along.messageId)).toEqual({ taskId: other.id, contextId: other.contextId });
-      expect(await store.findMessage(first.messageId)).toEqual(at);
+      expect(await store.findMessage(along.messageId)).toEqual(indexEntry(other, along));
+      expect(await store.findMessage(first.messageId)).toEqual(indexEntry(task, first));
 
       expect(await store.findMessage('msg-unknown')).toBeUndefined();
       expect(await store.findMessage(first.messageId.toUpperCase())).toBeUndefined();
@@ -64,19 +67,17 @@ export function messageIndex(options: ConformanceOptions): void {
 
       const [agentGreeting, agentReply] = agentFirst.history ?? [];
       const [userOne, userTwo] = userFirst.history ?? [];
-      expect(await store.findMessage(userOne?.messageId ?? '')).toEqual({
-        taskId: userFirst.id,
-        contextId: userFirst.contextId,
-      });
+      expect(await store.findMessage(userOne?.messageId ?? '')).toEqual(indexEntry(userFirst, userOne as Message));
       for (const id of [agentGreeting?.messageId, agentReply?.messageId, userTwo?.messageId, status.messageId]) {
         expect(await store.findMessage(id ?? ''), id).toBeUndefined();
       }
 
       // Ids that were not indexed are free for a new task.
       for (const id of [agentGreeting?.messageId, userTwo?.messageId, status.messageId]) {
-        const task = taskFixture({ history: [userMessage('reuses an unindexed id', { messageId: id ?? '' })] });
+        const reuse = userMessage('reuses an unindexed id', { messageId: id ?? '' });
+        const task = taskFixture({ history: [reuse] });
         await createTask(store, task);
-        expect(await store.findMessage(id ?? ''), id).toEqual({ taskId: task.id, contextId: task.contextId });
+        expect(await store.findMessage(id ?? ''), id).toEqual(indexEntry(task, reuse));
       }
     });
 
@@ -84,19 +85,20 @@ export function messageIndex(options: ConformanceOptions): void {
       expect,
       store,
     }) => {
-      const original = taskFixture({ state: 'working', history: [userMessage('original')] });
+      const first = userMessage('original');
+      const original = taskFixture({ state: 'working', history: [first] });
       await createTask(store, original);
       const followUp = userMessage('follow-up', { taskId: original.id, contextId: original.contextId });
       await appendEvents(store, original.id, [followUp]);
-      const at = { taskId: original.id, contextId: original.contextId };
 
-      for (const messageId of [original.history?.[0]?.messageId ?? '', followUp.messageId]) {
+      for (const indexed of [first, followUp]) {
+        const { messageId } = indexed;
         const retry = taskFixture({ state: 'submitted', history: [userMessage('retried', { messageId })] });
         expectDuplicate(expect, await rejectionOf(createTask(store, retry)), messageId);
         expect(await store.getTask(retry.id)).toBeUndefined();
         expect(await store.readEvents(retry.id, 0)).toEqual([]);
         expect(await store.listTasksByContext(retry.contextId)).toEqual([]);
-        expect(await store.findMessage(messageId)).toEqual(at);
+        expect(await store.findMessage(messageId)).toEqual(indexEntry(original, indexed));
         // The id is refused again: the failed commit changed nothing, and the original stays.
         expectDuplicate(expect, await rejectionOf(createTask(store, retry)), messageId);
       }
@@ -109,8 +111,8 @@ export function messageIndex(options: ConformanceOptions): void {
       const b = taskFixture({ state: 'input-required', history: [userMessage('b asks')] });
       await createTask(store, a);
       await createTask(store, b);
-      const aFirst = a.history?.[0]?.messageId ?? '';
-      const bFirst = b.history?.[0]?.messageId ?? '';
+      const [aMessage, bMessage] = [a.history?.[0] as Message, b.history?.[0] as Message];
+      const [aFirst, bFirst] = [aMessage.messageId, bMessage.messageId];
 
       // Reusing the task's own first message, and another task's.
       for (const messageId of [aFirst, bFirst]) {
@@ -123,8 +125,8 @@ export function messageIndex(options: ConformanceOptions): void {
         // Nothing of the refused commit was indexed, not even its fresh id.
         expect(await store.findMessage(fresh.messageId)).toBeUndefined();
       }
-      expect(await store.findMessage(aFirst)).toEqual({ taskId: a.id, contextId: a.contextId });
-      expect(await store.findMessage(bFirst)).toEqual({ taskId: b.id, contextId: b.contextId });
+      expect(await store.findMessage(aFirst)).toEqual(indexEntry(a, aMessage));
+      expect(await store.findMessage(bFirst)).toEqual(indexEntry(b, bMessage));
       expect((await store.getTask(a.id))?.version).toBe(1);
     });
 
@@ -167,7 +169,7 @@ export function messageIndex(options: ConformanceOptions): void {
         if (result.status === 'rejected') expectDuplicate(expect, result.reason, messageId);
       }
       for (const reader of stores) {
-        expect(await reader.findMessage(messageId)).toEqual({ taskId: winner.id, contextId: winner.contextId });
+        expect(await reader.findMessage(messageId)).toEqual(indexEntry(winner, winner.history?.[0] as Message));
         for (const task of tasks) {
           if (task !== winner) expect(await reader.getTask(task.id), task.id).toBeUndefined();
         }
@@ -183,20 +185,21 @@ export function messageIndex(options: ConformanceOptions): void {
         const events: TaskEvent[] = [followUp, statusUpdate(done, 'completed')];
         await createTask(store, done);
         await store.commit({ taskId: done.id, expectedVersion: 1, task: applyEvents(done, events), events });
-        const running = taskFixture({ id: 'running', state: 'working', history: [userMessage('running first')] });
+        const runningFirst = userMessage('running first');
+        const running = taskFixture({ id: 'running', state: 'working', history: [runningFirst] });
         await createTask(store, running);
 
         clock.advance(10_000);
         expect(await store.purgeExpired(clock.now)).toEqual({ tasks: 1, contexts: 0 });
         const doneIds = [done.history?.[0]?.messageId ?? '', followUp.messageId];
         for (const id of doneIds) expect(await store.findMessage(id), id).toBeUndefined();
-        const runningId = running.history?.[0]?.messageId ?? '';
-        expect(await store.findMessage(runningId)).toEqual({ taskId: 'running', contextId: running.contextId });
+        expect(await store.findMessage(runningFirst.messageId)).toEqual(indexEntry(running, runningFirst));
 
         for (const id of doneIds) {
-          const again = taskFixture({ history: [userMessage('after the purge', { messageId: id })] });
+          const reused = userMessage('after the purge', { messageId: id });
+          const again = taskFixture({ history: [reused] });
           await createTask(store, again);
-          expect(await store.findMessage(id), id).toEqual({ taskId: again.id, contextId: again.contextId });
+          expect(await store.findMessage(id), id).toEqual(indexEntry(again, reused));
         }
       },
       'ttl',

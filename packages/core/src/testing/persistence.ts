@@ -1,8 +1,10 @@
-import { applyEvents } from '../task-state.js';
+import { applyEvents } from '../model/task-state.js';
+import type { Message } from '../model/types.js';
 import {
   appendEvents,
   artifactUpdate,
   createTask,
+  indexEntry,
   isDuplicateMessage,
   isVersionConflict,
   rejectionOf,
@@ -100,7 +102,7 @@ export function persistence(options: ConformanceOptions): void {
         await store.close();
 
         const reopened = await openStore();
-        expect(await reopened.findMessage(messageId)).toEqual({ taskId: 'indexed', contextId: 'ctx' });
+        expect(await reopened.findMessage(messageId)).toEqual(indexEntry(task, task.history?.[0] as Message));
         expect(
           isDuplicateMessage(
             await rejectionOf(createTask(reopened, taskFixture({ history: [task.history?.[0] ?? userMessage('')] }))),

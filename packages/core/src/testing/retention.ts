@@ -1,4 +1,4 @@
-import type { TaskState } from '../types.js';
+import type { TaskState } from '../model/types.js';
 import { appendEvents, createTask, statusUpdate, taskFixture } from './fixtures.js';
 import { type ConformanceOptions, defineModule } from './harness.js';
 

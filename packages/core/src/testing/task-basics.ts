@@ -1,6 +1,6 @@
+import { applyEvents } from '../model/task-state.js';
+import type { Task, TextPart } from '../model/types.js';
 import type { TaskEvent } from '../store.js';
-import { applyEvents } from '../task-state.js';
-import type { Task, TextPart } from '../types.js';
 import {
   appendEvents,
   artifactUpdate,

@@ -1,6 +1,6 @@
 import type { TurnTicket } from '../coordination.js';
+import { applyEvents } from '../model/task-state.js';
 import type { A2AStore } from '../store.js';
-import { applyEvents } from '../task-state.js';
 import {
   appendEvents,
   createTask,

@@ -26,7 +26,13 @@ class StubStore {
   }
 }
 
-const allSupported: StoreCapabilities = { durable: true, crossProcess: true, ttl: true, namespaces: true };
+const allSupported: StoreCapabilities = {
+  durable: true,
+  crossProcess: true,
+  ttl: true,
+  namespaces: true,
+  listTasks: true,
+};
 
 function recorder() {
   const tests: Array<{ name: string; body: ConformanceTestBody; timeout: number | undefined }> = [];
@@ -149,6 +155,28 @@ describe('conformance harness', () => {
     expect(r.stores.map((s) => s.events)).toEqual([['close']]);
   });
 
+  it('a test that needs several capabilities names them all, and is skipped when any is missing', async () => {
+    const r = recorder();
+    let ran = 0;
+    for (const supports of [allSupported, { ...allSupported, ttl: false }, { durable: true } as StoreCapabilities]) {
+      defineModule(r.options({ supports }), 'demo', (test) =>
+        test('needs both', async () => {
+          ran++;
+        }, ['listTasks', 'ttl']),
+      );
+    }
+    expect(r.tests.map((t) => t.name)).toEqual([
+      'demo: needs both [requires supports.listTasks, supports.ttl]',
+      'demo: needs both [requires supports.listTasks, supports.ttl]',
+      'demo: needs both [requires supports.listTasks, supports.ttl]',
+    ]);
+    const notes: Array<string | undefined> = [];
+    for (const t of r.tests) await run(t.body, (note) => notes.push(note));
+    expect(ran).toBe(1);
+    // An absent capability (a store written before it existed) counts as false.
+    expect(notes).toEqual(['store.supports.ttl is false', 'store.supports.listTasks is false']);
+  });
+
   it('closes the stores when the test fails, and reports the test failure over a close failure', async () => {
     const r = recorder();
     defineModule(r.options({ closeError: new Error('close failed') }), 'demo', (test) => {
@@ -191,14 +219,17 @@ describe('conformance harness', () => {
       'taskBasics',
       'history',
       'tasksByContext',
+      'listTasks',
       'eventLog',
       'activeTasks',
       'contextStore',
       'concurrency',
       'notifications',
       'messageIndex',
+      'ownership',
       'turnQueue',
       'leases',
+      'push',
       'retention',
       'isolation',
       'persistence',

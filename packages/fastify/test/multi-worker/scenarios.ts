@@ -2,6 +2,10 @@
  * The multi-worker scenarios, run on every store that supports cross-process use: real worker
  * processes on one database, a round-robin client in front, any request on any worker.
  */
+
+import { ClientFactory as Client03Factory, ClientFactoryOptions as Client03FactoryOptions } from '@a2a-js/sdk/client';
+import { Role, TaskState } from '@a2a-js/sdk-1';
+import { ClientFactory as Client1Factory, ClientFactoryOptions as Client1FactoryOptions } from '@a2a-js/sdk-1/client';
 import type { A2AStore, StreamResult, Task } from '@fastify-a2a/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nextId, postSse, readSse, rpcBody, type SseEvent, textParts, userMessage, waitFor } from '../helpers.js';
@@ -36,6 +40,8 @@ export function multiWorkerScenarios(options: MultiWorkerOptions): void {
     let store: A2AStore;
     const taskIds = new Set<string>();
     const w = (n: number): Worker => cluster.worker(`w${n}`);
+    /** The last worker: C with three workers, B with two. */
+    const last = (): Worker => cluster.workers[cluster.workers.length - 1] as Worker;
     const send = async (
       worker: Worker,
       text: string,
@@ -208,6 +214,212 @@ export function multiWorkerScenarios(options: MultiWorkerOptions): void {
       expect(tasks.map((t) => textParts(t.status.message?.parts))).toEqual(
         order.map((o, i) => `turn ${i + 1} on ${o.worker.id}`),
       );
+    });
+
+    it('over HTTP+JSON: a task started over JSON-RPC on A is followed by :subscribe on B, read on C, and a dropped REST stream resumes on C with Last-Event-ID', async () => {
+      // (a text no other scenario sends: the trace is searched by it)
+      const request = rpcBody('message/stream', { message: userMessage('tick:6:210') });
+      const onA = collect(postSse(`${w(1).url}/a2a`, request));
+      const taskId = await waitFor(
+        () => cluster.trace().find((e) => e.event === 'start' && e.text === 'tick:6:210')?.taskId,
+        10_000,
+      );
+      taskIds.add(taskId);
+      const subscribe = (worker: Worker, headers: Record<string, string> = {}, signal?: AbortSignal) =>
+        fetch(`${worker.url}/v1/tasks/${taskId}:subscribe`, {
+          method: 'POST',
+          headers: { accept: 'text/event-stream', ...headers },
+          ...(signal ? { signal } : {}),
+        });
+      const onB = collect(subscribe(w(2)));
+      // A REST stream on C, dropped after two events, then resumed on C from its last id.
+      const controller = new AbortController();
+      const firstPart = await collect(subscribe(last(), {}, controller.signal), (events) => events.length >= 2);
+      controller.abort();
+      const resumed = await collect(subscribe(last(), { 'last-event-id': firstPart.at(-1)?.id as string }));
+      const [fromA, fromB] = await Promise.all([onA, onB]);
+      const log = (await store.readEvents(taskId, 0)).filter(
+        (e) => e.event.kind === 'status-update' || e.event.kind === 'artifact-update',
+      );
+      // B: the ProtoJSON snapshot, then exactly the log's events after it, through the final status.
+      expect(fromB[0]?.data).toMatchObject({ task: { id: taskId } });
+      const snapshotSeq = Number(fromB[0]?.id);
+      expect(fromB.slice(1).map((e) => Number(e.id))).toEqual(log.filter((e) => e.seq > snapshotSeq).map((e) => e.seq));
+      expect(fromB.at(-1)?.data).toMatchObject({
+        statusUpdate: { final: true, status: { state: 'TASK_STATE_COMPLETED' } },
+      });
+      // C: the two halves together are the same events, none twice.
+      const ids = [...firstPart, ...resumed].map((e) => Number(e.id));
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(ids.slice(1)).toEqual(log.filter((e) => e.seq > Number(firstPart[0]?.id)).map((e) => e.seq));
+      // A's JSON-RPC stream and B's REST stream carried the same events, each in its own shape.
+      expect(fromA.filter((e) => Number(e.id) > snapshotSeq).map((e) => e.id)).toEqual(fromB.slice(1).map((e) => e.id));
+      const got = await fetch(`${last().url}/v1/tasks/${taskId}`);
+      expect(await got.json()).toMatchObject({ id: taskId, status: { state: 'TASK_STATE_COMPLETED' } });
+    });
+
+    it('over HTTP+JSON: a cancel on B aborts the agent on A and ends the REST stream on C', async () => {
+      const task = await send(w(1), 'sleep:60000', {}, { blocking: false });
+      await waitFor(async () => (await stateOf(task.id)) === 'working', 10_000);
+      const onC = collect(
+        fetch(`${last().url}/v1/tasks/${task.id}:subscribe`, { headers: { accept: 'text/event-stream' } }),
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      const canceled = await fetch(`${w(2).url}/v1/tasks/${task.id}:cancel`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+      });
+      expect(canceled.status).toBe(200);
+      expect(await canceled.json()).toMatchObject({ id: task.id, status: { state: 'TASK_STATE_CANCELLED' } });
+      expect((await onC).at(-1)?.data).toMatchObject({
+        statusUpdate: { final: true, status: { state: 'TASK_STATE_CANCELLED' } },
+      });
+      const abort = await waitFor(
+        () => cluster.trace().find((e) => e.event === 'abort' && e.taskId === task.id),
+        10_000,
+      );
+      expect(abort.worker).toBe('w1');
+    });
+
+    it('across versions: a task started over 0.3 JSON-RPC on A is listed, read and followed over 1.0 HTTP+JSON on B, resumed with Last-Event-ID on C; a 0.3 and a 1.0 stream see the same events, each in its shape', async () => {
+      const contextId = nextId('ctx-versions');
+      const v1 = { 'a2a-version': '1.0' };
+      // (a text no other scenario sends: the trace is searched by it)
+      const request = rpcBody('message/stream', { message: userMessage('tick:5:230', { contextId }) });
+      const on03 = collect(postSse(`${w(1).url}/a2a`, request));
+      const taskId = await waitFor(
+        () => cluster.trace().find((e) => e.event === 'start' && e.text === 'tick:5:230')?.taskId,
+        10_000,
+      );
+      taskIds.add(taskId);
+      const listed = await (await fetch(`${w(2).url}/tasks?contextId=${contextId}`, { headers: v1 })).json();
+      expect(listed).toMatchObject({ totalSize: 1, nextPageToken: '', tasks: [{ id: taskId, contextId }] });
+      const subscribe = (worker: Worker, headers: Record<string, string>, signal?: AbortSignal) =>
+        fetch(`${worker.url}/tasks/${taskId}:subscribe`, {
+          method: 'POST',
+          headers: { accept: 'text/event-stream', ...v1, ...headers },
+          ...(signal ? { signal } : {}),
+        });
+      const controller = new AbortController();
+      const firstPart = await collect(subscribe(w(2), {}, controller.signal), (events) => events.length >= 2);
+      controller.abort();
+      const resumed = await collect(subscribe(last(), { 'last-event-id': firstPart.at(-1)?.id as string }));
+      const fromA = await on03;
+      const v1Events = [...firstPart, ...resumed];
+      // One set of events: every 1.0 event after B's snapshot is one of A's, with the same id.
+      const snapshotSeq = Number(firstPart[0]?.id);
+      expect(v1Events.slice(1).map((e) => e.id)).toEqual(
+        fromA.filter((e) => Number(e.id) > snapshotSeq).map((e) => e.id),
+      );
+      // Each in its own shape: 0.3's `kind` and `final`; 1.0's member names and no `final`.
+      expect(frame(fromA.at(-1)).result).toMatchObject({
+        kind: 'status-update',
+        final: true,
+        status: { state: 'completed' },
+      });
+      expect(v1Events.at(-1)?.data).toEqual({
+        statusUpdate: expect.objectContaining({
+          taskId,
+          status: expect.objectContaining({ state: 'TASK_STATE_COMPLETED' }),
+        }),
+      });
+      expect(v1Events.at(-1)?.data).not.toHaveProperty('statusUpdate.final');
+      const got = await (await fetch(`${last().url}/tasks/${taskId}`, { headers: v1 })).json();
+      expect(got).toMatchObject({ id: taskId, status: { state: 'TASK_STATE_COMPLETED' } });
+    });
+
+    it('across versions, the other way: a task started over 1.0 JSON-RPC on B is read over 0.3 HTTP+JSON on A, answered over 0.3 JSON-RPC on C, and read over 1.0 JSON-RPC on A', async () => {
+      const v1 = { 'content-type': 'application/json', 'a2a-version': '1.0' };
+      const created = (await (
+        await fetch(`${w(2).url}/a2a`, {
+          method: 'POST',
+          headers: v1,
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'SendMessage',
+            params: { message: { messageId: nextId('v1'), role: 'ROLE_USER', parts: [{ text: 'ask:Which colour?' }] } },
+          }),
+        })
+      ).json()) as { result: { task: { id: string; status: { state: string } } } };
+      const task = created.result.task;
+      taskIds.add(task.id);
+      expect(task.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+      const read03 = await (await fetch(`${w(1).url}/v1/tasks/${task.id}`)).json();
+      expect(read03).toMatchObject({ id: task.id, status: { state: 'TASK_STATE_INPUT_REQUIRED' } });
+      const done = await cluster.result<Task>(
+        'message/send',
+        { message: userMessage('teal', { taskId: task.id }) },
+        last(),
+      );
+      expect(done.status.state).toBe('completed');
+      // the question (A2A 1.0's user message, the agent's question) and the 0.3 answer, in one history
+      expect(done.history?.map((m) => m.role)).toEqual(['user', 'agent', 'user']);
+      const v1Read = (await (
+        await fetch(`${w(1).url}/a2a`, {
+          method: 'POST',
+          headers: v1,
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'GetTask', params: { id: task.id, historyLength: 2 } }),
+        })
+      ).json()) as { result: { history: unknown[] } };
+      expect(v1Read.result).toMatchObject({ id: task.id, status: { state: 'TASK_STATE_COMPLETED' } });
+      expect(v1Read.result.history).toHaveLength(2);
+      expect(JSON.stringify(v1Read.result)).not.toContain('"kind"');
+    });
+
+    it('the official clients on different workers: 0.3.14 streams on A, 1.3.0 follows the task on B over HTTP+JSON; 1.3.0 starts one on C over JSON-RPC, 0.3.14 cancels it on A over HTTP+JSON', async () => {
+      const old = (worker: Worker, transport: 'JSONRPC' | 'HTTP+JSON') =>
+        new Client03Factory(
+          Client03FactoryOptions.createFrom(Client03FactoryOptions.default, { preferredTransports: [transport] }),
+        ).createFromUrl(worker.url);
+      const current = (worker: Worker, transport: 'JSONRPC' | 'HTTP+JSON') =>
+        new Client1Factory(
+          Client1FactoryOptions.createFrom(Client1FactoryOptions.default, { preferredTransports: [transport] }),
+        ).createFromUrl(worker.url);
+      const request = (fields: object): never => ({ tenant: '', ...fields }) as never;
+      const v1Message = (text: string) => ({
+        messageId: nextId('sdk1'),
+        contextId: '',
+        taskId: '',
+        role: Role.ROLE_USER,
+        parts: [{ content: { $case: 'text', value: text }, metadata: undefined, filename: '', mediaType: '' }],
+        metadata: undefined,
+        extensions: [],
+        referenceTaskIds: [],
+      });
+
+      // 0.3.14 streams on A; 1.3.0 (HTTP+JSON) resubscribes on B and follows to the end.
+      const streaming = (await old(w(1), 'JSONRPC')).sendMessageStream({ message: userMessage('tick:4:240') });
+      const first = await streaming.next();
+      const taskId = (first.value as Task).id;
+      taskIds.add(taskId);
+      const follower = await current(w(2), 'HTTP+JSON');
+      const states: number[] = [];
+      for await (const event of follower.resubscribeTask(request({ id: taskId }))) {
+        if (event.payload?.$case === 'statusUpdate') states.push(event.payload.value.status?.state ?? -1);
+      }
+      expect(states.at(-1)).toBe(TaskState.TASK_STATE_COMPLETED);
+      for await (const _ of streaming) {
+        // drain A's stream
+      }
+
+      // 1.3.0 (JSON-RPC) starts a long task on C; 0.3.14 (HTTP+JSON) cancels it on A.
+      const started = await (await current(last(), 'JSONRPC')).sendMessage(
+        request({
+          message: v1Message('sleep:60000'),
+          configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, returnImmediately: true },
+        }),
+      );
+      const longId = (started as { id: string }).id;
+      taskIds.add(longId);
+      await waitFor(async () => (await stateOf(longId)) === 'working', 10_000);
+      const canceled = await (await old(w(1), 'HTTP+JSON')).cancelTask({ id: longId });
+      expect(canceled.status.state).toBe('canceled');
+      const abort = await waitFor(
+        () => cluster.trace().find((e) => e.event === 'abort' && e.taskId === longId),
+        10_000,
+      );
+      expect(abort.worker).toBe(last().id);
     });
 
     it('SIGKILL of a worker mid-stream: another worker fails its task (worker lost) within leaseTtl, and streams end', async () => {

@@ -1,0 +1,179 @@
+/**
+ * The task state machine and how events change a task snapshot. Pure functions: the runtime
+ * computes the next snapshot here and a store only persists it, so every adapter agrees.
+ */
+
+import { A2AError } from '../errors.js';
+import type { TaskEvent } from './types.js';
+import {
+  type Artifact,
+  isFinalState,
+  isTerminalState,
+  type Message,
+  type Task,
+  type TaskArtifactUpdateEvent,
+  type TaskState,
+} from './types.js';
+
+/**
+ * §6.3: terminal states (completed, canceled, failed, rejected) are final; `submitted` is only the
+ * initial state; `unknown` is something a server reports, never a state it moves a task into.
+ */
+export function assertTransition(taskId: string, from: TaskState, to: TaskState): void {
+  if (isTerminalState(from)) {
+    throw new A2AError(
+      'INVALID_TRANSITION',
+      `Task "${taskId}" is ${from}, a terminal state (A2A §6.3); it cannot move to ${to}. Start a new task instead.`,
+      { data: { taskId, from, to } },
+    );
+  }
+  if ((to === 'submitted' && from !== 'submitted') || to === 'unknown') {
+    throw new A2AError('INVALID_TRANSITION', `Task "${taskId}" cannot move from ${from} to ${to}.`, {
+      data: { taskId, from, to },
+    });
+  }
+}
+
+function assertWritable(task: Task, what: string): void {
+  if (isTerminalState(task.status.state)) {
+    throw new A2AError(
+      'INVALID_TRANSITION',
+      `Task "${task.id}" is ${task.status.state}, a terminal state (A2A §6.3); ${what} is not allowed any more.`,
+      { data: { taskId: task.id, state: task.status.state } },
+    );
+  }
+}
+
+/**
+ * Adds the artifact update to `artifacts`, an array this call of {@link applyEvents} owns. An
+ * artifact it extends is copied once per call (then tracked in `owned` and extended in place), so
+ * a batch of k appends to an artifact of n parts costs O(n + k), not O(k·n): an agent streaming
+ * tokens into one artifact stays linear.
+ */
+function addArtifact(artifacts: Artifact[], event: TaskArtifactUpdateEvent, owned: Set<Artifact>): void {
+  const incoming = event.artifact;
+  const index = artifacts.findIndex((a) => a.artifactId === incoming.artifactId);
+  if (index === -1) {
+    artifacts.push(incoming);
+    return;
+  }
+  if (!event.append) {
+    artifacts[index] = incoming;
+    return;
+  }
+  // §7.2.3: `append` adds the parts to the artifact sent earlier under the same id.
+  let target = artifacts[index] as Artifact;
+  if (!owned.has(target)) {
+    target = { ...target, parts: target.parts.slice() };
+    artifacts[index] = target;
+    owned.add(target);
+  }
+  for (const part of incoming.parts) target.parts.push(part);
+  if (incoming.name !== undefined) target.name = incoming.name;
+  if (incoming.description !== undefined) target.description = incoming.description;
+  if (incoming.metadata !== undefined) target.metadata = { ...target.metadata, ...incoming.metadata };
+}
+
+/**
+ * Applies `events` to `task` (or creates it from a `task` event) and returns the new snapshot.
+ *
+ * Neither `task` nor the events are modified: the result is a new object that shares whatever did
+ * not change (unchanged messages, artifacts, parts) with its inputs and the events. Nothing in the
+ * runtime changes a snapshot or an event in place, and stores copy what they keep, so sharing is
+ * safe. Each list the events change (history, artifacts, an appended artifact's parts) is copied
+ * once per call and then extended in place, so a call costs O(size of the changed lists + events).
+ * @throws {A2AError} INVALID_TRANSITION for an event the state machine forbids.
+ */
+export function applyEvents(task: Task | undefined, events: readonly TaskEvent[]): Task {
+  let next: Task | undefined = task === undefined ? undefined : { ...task };
+  // What this call made, and so may extend in place (never the input's or an event's objects).
+  let ownHistory: Message[] | undefined;
+  let ownArtifacts: Artifact[] | undefined;
+  const ownedArtifacts = new Set<Artifact>();
+  const appendHistory = (current: Task, message: Message) => {
+    if (ownHistory === undefined || current.history !== ownHistory) {
+      ownHistory = current.history === undefined ? [] : current.history.slice();
+      current.history = ownHistory;
+    }
+    ownHistory.push(message);
+  };
+  for (const event of events) {
+    if (event.kind === 'task') {
+      if (next !== undefined) {
+        throw new A2AError('INVALID_TRANSITION', `Task "${event.id}" already exists.`, { data: { taskId: event.id } });
+      }
+      next = { ...event };
+      continue;
+    }
+    if (next === undefined) {
+      throw new A2AError('INVALID_TRANSITION', `A ${event.kind} event needs an existing task; create it first.`);
+    }
+    switch (event.kind) {
+      case 'message':
+        assertWritable(next, 'adding a message');
+        appendHistory(next, event);
+        break;
+      case 'status-update':
+        assertTransition(next.id, next.status.state, event.status.state);
+        next.status = event.status;
+        // The agent's status message becomes part of the conversation, as clients expect to see it
+        // in `history` when they fetch the task later.
+        if (event.status.message) appendHistory(next, event.status.message);
+        break;
+      case 'artifact-update':
+        assertWritable(next, 'adding an artifact');
+        if (ownArtifacts === undefined || next.artifacts !== ownArtifacts) {
+          ownArtifacts = next.artifacts === undefined ? [] : next.artifacts.slice();
+          next.artifacts = ownArtifacts;
+        }
+        addArtifact(ownArtifacts, event, ownedArtifacts);
+        break;
+      case 'turn-end':
+        break;
+    }
+  }
+  if (next === undefined) throw new A2AError('INVALID_TRANSITION', 'No events to apply.');
+  return next;
+}
+
+/**
+ * The state part of {@link applyEvents}: checks the events against the task's state exactly as
+ * applying them would (transitions, nothing after a terminal state) and returns the task with its
+ * new status, leaving history and artifacts as they are. A turn checks each update of its agent
+ * against this projection in O(1); the full snapshot is computed once per commit.
+ */
+export function projectStatus(task: Task, events: readonly TaskEvent[]): Task {
+  let status = task.status;
+  const check: Task = { ...task };
+  for (const event of events) {
+    switch (event.kind) {
+      case 'task':
+        throw new A2AError('INVALID_TRANSITION', `Task "${event.id}" already exists.`, { data: { taskId: event.id } });
+      case 'message':
+        assertWritable(check, 'adding a message');
+        break;
+      case 'status-update':
+        assertTransition(task.id, status.state, event.status.state);
+        status = event.status;
+        check.status = status;
+        break;
+      case 'artifact-update':
+        assertWritable(check, 'adding an artifact');
+        break;
+      case 'turn-end':
+        break;
+    }
+  }
+  return check;
+}
+
+/** True when this stored event ends a stream of the task: a status-update in a final state. */
+export function endsStream(event: TaskEvent): boolean {
+  return event.kind === 'status-update' && isFinalState(event.status.state);
+}
+
+/** §7.3 historyLength: the most recent `historyLength` messages; undefined keeps all. */
+export function withHistoryLength(task: Task, historyLength: number | undefined): Task {
+  if (historyLength === undefined || task.history === undefined) return task;
+  return { ...task, history: historyLength === 0 ? [] : task.history.slice(-historyLength) };
+}

@@ -1,0 +1,111 @@
+/**
+ * The A2A service backed by the task runtime: each operation of `operations.ts` as a call on the
+ * runtime. Dispatch reaches it only after validation, authorization and the capability gate.
+ */
+
+import { A2AError } from '../errors.js';
+import type { AgentCard } from '../model/types.js';
+import type { A2ARuntime } from '../runtime.js';
+import type { CallContext } from './context.js';
+import type { A2AService, OperationParams, OperationResult, OperationTypes, StreamFrame } from './operations.js';
+
+export interface RuntimeServiceOptions {
+  runtime: A2ARuntime;
+  /**
+   * The extended card for an authenticated caller (§7.10), when the agent has one. Dispatch refuses
+   * the operation before it gets here unless the card declares `supportsAuthenticatedExtendedCard`.
+   */
+  extendedAgentCard?: (ctx: CallContext) => AgentCard | Promise<AgentCard>;
+}
+
+export class RuntimeService implements A2AService {
+  readonly #runtime: A2ARuntime;
+  readonly #extendedCard: RuntimeServiceOptions['extendedAgentCard'];
+
+  constructor(options: RuntimeServiceOptions) {
+    this.#runtime = options.runtime;
+    this.#extendedCard = options.extendedAgentCard;
+  }
+
+  sendMessage(params: OperationParams<'sendMessage'>, ctx: CallContext): Promise<OperationResult<'sendMessage'>> {
+    return this.#runtime.sendMessage(params, ctx);
+  }
+
+  /** §7.2; with Last-Event-ID, a retried stream continues the turn its message started. */
+  async sendStreamingMessage(
+    params: OperationParams<'sendStreamingMessage'>,
+    ctx: CallContext,
+  ): Promise<AsyncGenerator<StreamFrame>> {
+    const options = ctx.signal === undefined ? {} : { signal: ctx.signal };
+    if (ctx.lastEventId !== undefined) {
+      const resumed = await this.#runtime.resumeMessageStream(params, ctx.lastEventId, options, ctx);
+      if (resumed !== undefined) return resumed;
+    }
+    return this.#runtime.streamMessage(params, options, ctx);
+  }
+
+  getTask(params: OperationParams<'getTask'>, ctx: CallContext): Promise<OperationResult<'getTask'>> {
+    return this.#runtime.getTask(params, ctx);
+  }
+
+  /** A2A 1.0 ListTasks (and 0.3's HTTP+JSON `GET /v1/tasks`). */
+  listTasks(
+    params: OperationTypes['listTasks']['params'],
+    ctx: CallContext,
+  ): Promise<OperationTypes['listTasks']['result']> {
+    return this.#runtime.listTasks(params, ctx);
+  }
+
+  cancelTask(params: OperationParams<'cancelTask'>, ctx: CallContext): Promise<OperationResult<'cancelTask'>> {
+    return this.#runtime.cancelTask(params, ctx);
+  }
+
+  subscribeToTask(params: OperationParams<'subscribeToTask'>, ctx: CallContext): Promise<AsyncGenerator<StreamFrame>> {
+    const { signal, lastEventId } = ctx;
+    return this.#runtime.resubscribe(
+      params,
+      {
+        ...(signal === undefined ? {} : { signal }),
+        ...(lastEventId === undefined ? {} : { afterSeq: lastEventId }),
+        // 0.3 answers a terminal task with its snapshot and closes; 1.0 refuses (§3.1.6).
+        terminalIsError: ctx.version !== '0.3',
+      },
+      ctx,
+    );
+  }
+
+  // Push notifications are not implemented yet: the card says so, and dispatch answers -32003
+  // before these are reached. They refuse the same way if called directly.
+  async setTaskPushNotificationConfig(): Promise<OperationResult<'setTaskPushNotificationConfig'>> {
+    throw pushNotSupported();
+  }
+
+  async getTaskPushNotificationConfig(): Promise<OperationResult<'getTaskPushNotificationConfig'>> {
+    throw pushNotSupported();
+  }
+
+  async listTaskPushNotificationConfig(): Promise<OperationResult<'listTaskPushNotificationConfig'>> {
+    throw pushNotSupported();
+  }
+
+  async deleteTaskPushNotificationConfig(): Promise<OperationResult<'deleteTaskPushNotificationConfig'>> {
+    throw pushNotSupported();
+  }
+
+  async getExtendedAgentCard(
+    _params: OperationParams<'getExtendedAgentCard'>,
+    ctx: CallContext,
+  ): Promise<OperationResult<'getExtendedAgentCard'>> {
+    if (this.#extendedCard === undefined) {
+      throw new A2AError('EXTENDED_CARD_NOT_CONFIGURED', 'This agent has no authenticated extended card.');
+    }
+    return this.#extendedCard(ctx);
+  }
+}
+
+function pushNotSupported(): A2AError {
+  return new A2AError(
+    'PUSH_NOTIFICATION_NOT_SUPPORTED',
+    'Push notifications are not supported by this agent; use message/stream or tasks/resubscribe instead.',
+  );
+}

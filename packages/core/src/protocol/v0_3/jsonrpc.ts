@@ -1,0 +1,100 @@
+/**
+ * A2A 0.3.0 over JSON-RPC. The internal model has this binding's shape, so decoding is validation
+ * (with the schemas written from §6–§7) and encoding is the identity; what this file adds is 0.3's
+ * method names (§7) and error codes (§8).
+ */
+
+import { type A2AError, ERROR_TABLE } from '../../errors.js';
+import { dataPart } from '../../model/data-part.js';
+import type { AgentCard, StreamResult } from '../../model/types.js';
+import type { JsonRpcErrorObject } from '../bindings/jsonrpc.js';
+import type { JsonRpcMapping, ProtocolCodec } from '../codec.js';
+import type { OperationName, OperationParams, OperationResult } from '../operations.js';
+import { validate0_3 } from './validators.js';
+
+export const A2A_0_3_VERSION = '0.3.0';
+
+/** §7: each JSON-RPC method of 0.3 and the operation it calls. */
+const METHODS: readonly (readonly [string, OperationName])[] = [
+  ['message/send', 'sendMessage'],
+  ['message/stream', 'sendStreamingMessage'],
+  ['tasks/get', 'getTask'],
+  ['tasks/cancel', 'cancelTask'],
+  ['tasks/resubscribe', 'subscribeToTask'],
+  ['tasks/pushNotificationConfig/set', 'setTaskPushNotificationConfig'],
+  ['tasks/pushNotificationConfig/get', 'getTaskPushNotificationConfig'],
+  ['tasks/pushNotificationConfig/list', 'listTaskPushNotificationConfig'],
+  ['tasks/pushNotificationConfig/delete', 'deleteTaskPushNotificationConfig'],
+  ['agent/getAuthenticatedExtendedCard', 'getExtendedAgentCard'],
+];
+
+const NAMES = new Map(METHODS.map(([method, operation]) => [operation, `"${method}"`]));
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * Parts read leniently where a client's intent is clear, before validation:
+ * - a file given by `url` where 0.3 says `uri` (§6.6.2 FileWithUri) is read as `uri`: the name
+ *   A2A 1.0 uses, which some 0.3 clients send (the A2A TCK's file-part tests among them);
+ * - a data part whose `data` is not an object (an array, a string…; A2A 1.0 allows any JSON value,
+ *   and the TCK sends arrays) is kept wrapped, as a 1.0 client's would be (see `model/data-part.ts`).
+ * The params are copied only where a part needs it.
+ */
+function withLenientParts(params: unknown): unknown {
+  if (!isObject(params) || !isObject(params.message) || !Array.isArray(params.message.parts)) return params;
+  const { parts } = params.message;
+  const reread = (part: unknown): unknown => {
+    if (!isObject(part)) return part;
+    if (
+      part.kind === 'file' &&
+      isObject(part.file) &&
+      typeof part.file.url === 'string' &&
+      part.file.uri === undefined &&
+      part.file.bytes === undefined
+    ) {
+      const { url, ...file } = part.file;
+      return { ...part, file: { ...file, uri: url } };
+    }
+    if (part.kind === 'data' && part.data !== undefined && !isObject(part.data)) {
+      return { ...part, ...dataPart(part.data, isObject(part.metadata) ? part.metadata : undefined) };
+    }
+    return part;
+  };
+  const copy = parts.map(reread);
+  if (copy.every((part, i) => part === parts[i])) return params;
+  return { ...params, message: { ...params.message, parts: copy } };
+}
+
+/** The JSON of 0.3's JSON Schema: the internal model's own shape. */
+export const json0_3: ProtocolCodec = {
+  version: '0.3',
+  decode<K extends OperationName>(operation: K, params: unknown, root: string): OperationParams<K> {
+    const shaped =
+      operation === 'sendMessage' || operation === 'sendStreamingMessage' ? withLenientParts(params) : params;
+    return validate0_3(operation, shaped, root, NAMES.get(operation) ?? operation);
+  },
+  encodeResult<K extends OperationName>(_operation: K, result: OperationResult<K>): unknown {
+    return result;
+  },
+  encodeStreamItem(item: StreamResult): unknown {
+    return item;
+  },
+  encodeCard(card: AgentCard): unknown {
+    return card;
+  },
+};
+
+export const jsonRpc0_3: JsonRpcMapping = {
+  codec: json0_3,
+  versionString: A2A_0_3_VERSION,
+  methods: new Map(METHODS),
+  refusedStreamAsEvent: true,
+  error(error: A2AError): JsonRpcErrorObject {
+    const object: JsonRpcErrorObject = { code: ERROR_TABLE[error.code].jsonRpc, message: error.message };
+    if (error.data !== undefined) object.data = error.data;
+    return object;
+  },
+};

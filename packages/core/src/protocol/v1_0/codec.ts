@@ -1,0 +1,253 @@
+/**
+ * A2A 1.0 at the edge (both bindings speak the same ProtoJSON): each request read, checked against
+ * the 1.0 schemas and turned into the internal model's operation parameters; each result, stream
+ * item and card written back as 1.0 ProtoJSON.
+ */
+
+import { A2AError } from '../../errors.js';
+import type {
+  AgentCard,
+  ListTasksResult,
+  Message,
+  MessageSendConfiguration,
+  StreamResult,
+  Task,
+  TaskPushNotificationConfig,
+} from '../../model/types.js';
+import type { ProtocolCodec } from '../codec.js';
+import type { OperationName, OperationParams, OperationResult } from '../operations.js';
+import { createAjv, type Validator, validateParams } from '../validation.js';
+import {
+  artifactUpdateOut,
+  cardOut,
+  messageOut,
+  messageToModel,
+  pushConfigToModel,
+  readPushConfig,
+  readSendMessageRequest,
+  readState,
+  STATE_FROM_WIRE,
+  statusUpdateOut,
+  taskOut,
+} from './proto-json.js';
+import * as schemas from './schemas.js';
+
+type Json = Record<string, unknown>;
+
+const ajv = createAjv();
+const sendMessage = ajv.compile(schemas.sendMessageRequestSchema);
+const pushConfigRequest = ajv.compile(schemas.taskPushNotificationConfigRequestSchema);
+const createPushConfig = ajv.compile({
+  ...schemas.taskPushNotificationConfigSchema,
+  required: ['taskId', 'url'],
+} as const);
+
+/** How each operation's request is read (field names) and checked, with the 1.0 method name for messages. */
+const REQUESTS: Readonly<Record<OperationName, { name: string; fields?: readonly string[]; validate: Validator }>> = {
+  sendMessage: { name: 'SendMessage', validate: sendMessage },
+  sendStreamingMessage: { name: 'SendStreamingMessage', validate: sendMessage },
+  getTask: {
+    name: 'GetTask',
+    fields: ['tenant', 'id', 'historyLength'],
+    validate: ajv.compile(schemas.getTaskRequestSchema),
+  },
+  listTasks: {
+    name: 'ListTasks',
+    fields: [
+      'tenant',
+      'contextId',
+      'status',
+      'pageSize',
+      'pageToken',
+      'historyLength',
+      'statusTimestampAfter',
+      'includeArtifacts',
+    ],
+    validate: ajv.compile(schemas.listTasksRequestSchema),
+  },
+  cancelTask: {
+    name: 'CancelTask',
+    fields: ['tenant', 'id', 'metadata'],
+    validate: ajv.compile(schemas.cancelTaskRequestSchema),
+  },
+  subscribeToTask: {
+    name: 'SubscribeToTask',
+    fields: ['tenant', 'id'],
+    validate: ajv.compile(schemas.subscribeToTaskRequestSchema),
+  },
+  setTaskPushNotificationConfig: { name: 'CreateTaskPushNotificationConfig', validate: createPushConfig },
+  getTaskPushNotificationConfig: {
+    name: 'GetTaskPushNotificationConfig',
+    fields: ['tenant', 'taskId', 'id'],
+    validate: pushConfigRequest,
+  },
+  listTaskPushNotificationConfig: {
+    name: 'ListTaskPushNotificationConfigs',
+    fields: ['tenant', 'taskId', 'pageSize', 'pageToken'],
+    validate: ajv.compile(schemas.listTaskPushNotificationConfigsRequestSchema),
+  },
+  deleteTaskPushNotificationConfig: {
+    name: 'DeleteTaskPushNotificationConfig',
+    fields: ['tenant', 'taskId', 'id'],
+    validate: pushConfigRequest,
+  },
+  getExtendedAgentCard: {
+    name: 'GetExtendedAgentCard',
+    fields: ['tenant'],
+    validate: ajv.compile(schemas.getExtendedAgentCardRequestSchema),
+  },
+};
+
+/** The 1.0 method name of each operation. */
+export const METHOD_NAMES_1_0: Readonly<Record<OperationName, string>> = Object.fromEntries(
+  Object.entries(REQUESTS).map(([operation, { name }]) => [operation, name]),
+) as Record<OperationName, string>;
+
+function readFields(value: unknown, fields: readonly string[]): unknown {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
+  const object = value as Json;
+  const out: Json = {};
+  for (const camel of fields) {
+    const snake = camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    const field = object[camel] !== undefined ? object[camel] : object[snake];
+    if (field !== undefined) out[camel] = field;
+  }
+  return out;
+}
+
+/** Only the members that are set (the model's parameter types have no `undefined` members). */
+function defined<T extends Json>(object: T): T {
+  for (const key of Object.keys(object)) if (object[key] === undefined) delete object[key];
+  return object;
+}
+
+function toModel(operation: OperationName, request: Json): unknown {
+  switch (operation) {
+    case 'sendMessage':
+    case 'sendStreamingMessage': {
+      const config = (request.configuration ?? {}) as Json;
+      // §3.2.2: `returnImmediately` (default false) is 0.3's `blocking` turned around.
+      const configuration: MessageSendConfiguration = defined({
+        acceptedOutputModes: config.acceptedOutputModes as string[] | undefined,
+        historyLength: config.historyLength as number | undefined,
+        blocking: config.returnImmediately !== true,
+        pushNotificationConfig:
+          config.taskPushNotificationConfig === undefined
+            ? undefined
+            : pushConfigToModel(config.taskPushNotificationConfig as Json),
+      });
+      return defined({
+        message: messageToModel(request.message as Json),
+        configuration,
+        metadata: request.metadata,
+      });
+    }
+    case 'getTask':
+      return defined({ id: request.id, historyLength: request.historyLength });
+    case 'listTasks':
+      return defined({
+        contextId: request.contextId,
+        status: request.status === undefined ? undefined : STATE_FROM_WIRE[request.status as string],
+        statusTimestampAfter: request.statusTimestampAfter,
+        pageSize: request.pageSize,
+        pageToken: request.pageToken,
+        historyLength: request.historyLength,
+        includeArtifacts: request.includeArtifacts,
+      });
+    case 'cancelTask':
+      return defined({ id: request.id, metadata: request.metadata });
+    case 'subscribeToTask':
+      return { id: request.id };
+    case 'setTaskPushNotificationConfig':
+      return { taskId: request.taskId, pushNotificationConfig: pushConfigToModel(request) };
+    case 'getTaskPushNotificationConfig':
+    case 'deleteTaskPushNotificationConfig':
+      return { id: request.taskId, pushNotificationConfigId: request.id };
+    case 'listTaskPushNotificationConfig':
+      return { id: request.taskId };
+    case 'getExtendedAgentCard':
+      return {};
+  }
+}
+
+/** 1.0's flattened config from the model's nested one. */
+function pushConfigOut(config: TaskPushNotificationConfig): Json {
+  const { id, url, token, authentication } = config.pushNotificationConfig;
+  const out: Json = { taskId: config.taskId, url };
+  if (id !== undefined) out.id = id;
+  if (token !== undefined) out.token = token;
+  const scheme = authentication?.schemes[0];
+  if (scheme !== undefined) {
+    out.authentication =
+      authentication?.credentials === undefined ? { scheme } : { scheme, credentials: authentication.credentials };
+  }
+  return out;
+}
+
+export const protoJson1_0: ProtocolCodec = {
+  version: '1.0',
+  decode<K extends OperationName>(operation: K, params: unknown, root: string): OperationParams<K> {
+    const spec = REQUESTS[operation];
+    // GetExtendedAgentCard and ListTasks may come without params (§9.4.8; ListTasks has no
+    // required field); every other request has some.
+    const given =
+      params === undefined && (operation === 'getExtendedAgentCard' || operation === 'listTasks') ? {} : params;
+    let request: unknown;
+    if (operation === 'sendMessage' || operation === 'sendStreamingMessage') request = readSendMessageRequest(given);
+    else if (operation === 'setTaskPushNotificationConfig') request = readPushConfig(given);
+    else request = readFields(given, spec.fields ?? []);
+    if (operation === 'listTasks' && request !== null && typeof request === 'object') {
+      const list = request as Json;
+      if (list.status !== undefined) list.status = readState(list.status);
+      // proto3: a field at its default is unset (clients built on generated code send the defaults).
+      if (list.status === 'TASK_STATE_UNSPECIFIED') delete list.status;
+      for (const field of ['contextId', 'pageToken', 'statusTimestampAfter'])
+        if (list[field] === '') delete list[field];
+    }
+    validateParams<Json>(spec.validate, request, root, `"${spec.name}"`);
+    return toModel(operation, request as Json) as OperationParams<K>;
+  },
+  encodeResult<K extends OperationName>(operation: K, result: OperationResult<K>): unknown {
+    switch (operation) {
+      case 'sendMessage': {
+        // SendMessageResponse: the task or the message under its member name.
+        const value = result as Task | Message;
+        return value.kind === 'message' ? { message: messageOut(value) } : { task: taskOut(value) };
+      }
+      case 'getTask':
+      case 'cancelTask':
+        return taskOut(result as Task);
+      case 'listTasks': {
+        // Every member of ListTasksResponse is REQUIRED, so each is written, `nextPageToken: ""` too.
+        const { tasks, nextPageToken, pageSize, totalSize } = result as ListTasksResult;
+        return { tasks: tasks.map(taskOut), nextPageToken, pageSize, totalSize };
+      }
+      case 'setTaskPushNotificationConfig':
+      case 'getTaskPushNotificationConfig':
+        return pushConfigOut(result as TaskPushNotificationConfig);
+      case 'listTaskPushNotificationConfig':
+        return { configs: (result as TaskPushNotificationConfig[]).map(pushConfigOut), nextPageToken: '' };
+      case 'deleteTaskPushNotificationConfig':
+        return {};
+      case 'getExtendedAgentCard':
+        return this.encodeCard(result as AgentCard);
+      default:
+        throw new A2AError('INTERNAL', `No 1.0 result form for ${operation}.`);
+    }
+  },
+  encodeStreamItem(item: StreamResult): unknown {
+    switch (item.kind) {
+      case 'task':
+        return { task: taskOut(item) };
+      case 'message':
+        return { message: messageOut(item) };
+      case 'status-update':
+        return { statusUpdate: statusUpdateOut(item) };
+      case 'artifact-update':
+        return { artifactUpdate: artifactUpdateOut(item) };
+    }
+  },
+  encodeCard(card: AgentCard): unknown {
+    return cardOut(card, card.supportedInterfaces ?? []);
+  },
+};

@@ -1,0 +1,350 @@
+/**
+ * A2A 1.0 on the wire is the ProtoJSON of `a2a.proto` (v1.0.1), on both bindings: lowerCamelCase
+ * names, enums as `TASK_STATE_*` / `ROLE_*` names (`TASK_STATE_CANCELED` with one L, unlike 0.3's
+ * proto), no `kind`: a part is whichever of `text` / `raw` / `url` / `data` it carries, with
+ * `mediaType` and `filename` beside it; a union is the name of its member (`{ "task": … }`).
+ *
+ * Requests are read in two steps: `read*` takes what a ProtoJSON reader must accept (the
+ * lowerCamelCase and the snake_case field names, enum numbers) into lowerCamelCase, which the
+ * 1.0 schemas check; `*ToModel` then builds the internal model. Responses are written from the
+ * model with only the proto's fields, as a strict ProtoJSON reader expects.
+ */
+
+import { DATA_PART_COMPAT_FLAG, dataPart, dataValue } from '../../model/data-part.js';
+import type {
+  AgentCard,
+  Artifact,
+  Message,
+  Part,
+  SecurityScheme,
+  SupportedInterface,
+  Task,
+  TaskArtifactUpdateEvent,
+  TaskState,
+  TaskStatus,
+  TaskStatusUpdateEvent,
+} from '../../model/types.js';
+
+type Json = Record<string, unknown>;
+
+const isObject = (value: unknown): value is Json =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** The value under the lowerCamelCase JSON name, else under the proto field name. */
+function pick(object: Json, camel: string, snake: string): unknown {
+  return object[camel] !== undefined ? object[camel] : object[snake];
+}
+
+/**
+ * A copy of `object` with each of `fields` under its lowerCamelCase name, read from either name;
+ * `nested` fields are read with their own reader. Fields not listed are left out.
+ */
+function read(
+  object: unknown,
+  fields: readonly string[],
+  nested: Readonly<Record<string, (value: unknown) => unknown>> = {},
+): unknown {
+  if (!isObject(object)) return object;
+  const out: Json = {};
+  for (const camel of fields) {
+    const value = pick(
+      object,
+      camel,
+      camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
+    );
+    if (value === undefined) continue;
+    const reader = nested[camel];
+    out[camel] = reader === undefined ? value : reader(value);
+  }
+  return out;
+}
+
+const readArray =
+  (reader: (value: unknown) => unknown) =>
+  (value: unknown): unknown =>
+    Array.isArray(value) ? value.map(reader) : value;
+
+// ---- enums ----
+
+export const STATE_TO_WIRE: Readonly<Record<TaskState, string>> = {
+  submitted: 'TASK_STATE_SUBMITTED',
+  working: 'TASK_STATE_WORKING',
+  'input-required': 'TASK_STATE_INPUT_REQUIRED',
+  completed: 'TASK_STATE_COMPLETED',
+  canceled: 'TASK_STATE_CANCELED',
+  failed: 'TASK_STATE_FAILED',
+  rejected: 'TASK_STATE_REJECTED',
+  'auth-required': 'TASK_STATE_AUTH_REQUIRED',
+  unknown: 'TASK_STATE_UNSPECIFIED',
+};
+
+export const STATE_FROM_WIRE: Readonly<Record<string, TaskState>> = Object.fromEntries(
+  Object.entries(STATE_TO_WIRE).map(([model, wire]) => [wire, model as TaskState]),
+);
+
+/** ProtoJSON readers accept an enum's number too (the proto's field numbers). */
+const STATE_NUMBERS = [
+  'TASK_STATE_UNSPECIFIED',
+  'TASK_STATE_SUBMITTED',
+  'TASK_STATE_WORKING',
+  'TASK_STATE_COMPLETED',
+  'TASK_STATE_FAILED',
+  'TASK_STATE_CANCELED',
+  'TASK_STATE_INPUT_REQUIRED',
+  'TASK_STATE_REJECTED',
+  'TASK_STATE_AUTH_REQUIRED',
+];
+const ROLE_NUMBERS = ['ROLE_UNSPECIFIED', 'ROLE_USER', 'ROLE_AGENT'];
+
+const enumName = (names: readonly string[]) => (value: unknown) =>
+  typeof value === 'number' && Number.isInteger(value) ? (names[value] ?? value) : value;
+
+export const readState = enumName(STATE_NUMBERS);
+
+// ---- requests: reading ----
+
+export const readPart = (value: unknown): unknown =>
+  read(value, ['text', 'raw', 'url', 'data', 'metadata', 'filename', 'mediaType']);
+
+export const readMessage = (value: unknown): unknown =>
+  read(value, ['messageId', 'contextId', 'taskId', 'role', 'parts', 'metadata', 'extensions', 'referenceTaskIds'], {
+    role: enumName(ROLE_NUMBERS),
+    parts: readArray(readPart),
+  });
+
+const readAuthentication = (value: unknown): unknown => read(value, ['scheme', 'credentials']);
+
+export const readPushConfig = (value: unknown): unknown =>
+  read(value, ['tenant', 'id', 'taskId', 'url', 'token', 'authentication'], { authentication: readAuthentication });
+
+export const readSendMessageRequest = (value: unknown): unknown =>
+  read(value, ['tenant', 'message', 'configuration', 'metadata'], {
+    message: readMessage,
+    configuration: (config) =>
+      read(config, ['acceptedOutputModes', 'taskPushNotificationConfig', 'historyLength', 'returnImmediately'], {
+        taskPushNotificationConfig: readPushConfig,
+      }),
+  });
+
+// ---- requests: to the internal model ----
+
+function partToModel(part: Json): Part {
+  const metadata = part.metadata as Record<string, unknown> | undefined;
+  const withMetadata = <P extends Part>(p: P): P => (metadata === undefined ? p : { ...p, metadata });
+  if (part.text !== undefined) return withMetadata({ kind: 'text', text: part.text as string });
+  if (part.raw !== undefined || part.url !== undefined) {
+    const file: Json = part.raw !== undefined ? { bytes: part.raw } : { uri: part.url };
+    if (part.mediaType !== undefined && part.mediaType !== '') file.mimeType = part.mediaType;
+    if (part.filename !== undefined && part.filename !== '') file.name = part.filename;
+    return withMetadata({ kind: 'file', file: file as { bytes: string } });
+  }
+  return dataPart(part.data, metadata);
+}
+
+export function messageToModel(message: Json): Message {
+  const out: Message = {
+    kind: 'message',
+    messageId: message.messageId as string,
+    role: message.role === 'ROLE_AGENT' ? 'agent' : 'user',
+    parts: (message.parts as Json[]).map(partToModel),
+  };
+  for (const key of ['contextId', 'taskId', 'metadata', 'extensions', 'referenceTaskIds'] as const) {
+    if (message[key] !== undefined) (out as unknown as Json)[key] = message[key];
+  }
+  return out;
+}
+
+/** 1.0's flattened TaskPushNotificationConfig as the model's (0.3's) nested one. */
+export function pushConfigToModel(config: Json): {
+  id?: string;
+  url: string;
+  token?: string;
+  authentication?: { schemes: string[]; credentials?: string };
+} {
+  const out: {
+    id?: string;
+    url: string;
+    token?: string;
+    authentication?: { schemes: string[]; credentials?: string };
+  } = { url: config.url as string };
+  if (config.id !== undefined && config.id !== '') out.id = config.id as string;
+  if (config.token !== undefined && config.token !== '') out.token = config.token as string;
+  const authentication = config.authentication as { scheme: string; credentials?: string } | undefined;
+  if (authentication !== undefined) {
+    out.authentication =
+      authentication.credentials === undefined
+        ? { schemes: [authentication.scheme] }
+        : { schemes: [authentication.scheme], credentials: authentication.credentials };
+  }
+  return out;
+}
+
+// ---- responses: writing ----
+
+function omitEmpty(object: Json): Json {
+  for (const key of Object.keys(object)) {
+    const value = object[key];
+    // ProtoJSON leaves out unset fields and empty repeated ones.
+    if (value === undefined || (Array.isArray(value) && value.length === 0)) delete object[key];
+  }
+  return object;
+}
+
+function partOut(part: Part): Json {
+  switch (part.kind) {
+    case 'text':
+      return omitEmpty({ text: part.text, metadata: part.metadata });
+    case 'file': {
+      const { file } = part;
+      return omitEmpty({
+        ...('bytes' in file ? { raw: file.bytes } : { url: file.uri }),
+        mediaType: file.mimeType,
+        filename: file.name,
+        metadata: part.metadata,
+      });
+    }
+    case 'data': {
+      const { [DATA_PART_COMPAT_FLAG]: _flag, ...metadata } = part.metadata ?? {};
+      return omitEmpty({ data: dataValue(part), metadata: Object.keys(metadata).length > 0 ? metadata : undefined });
+    }
+  }
+}
+
+export function messageOut(message: Message): Json {
+  return omitEmpty({
+    messageId: message.messageId,
+    contextId: message.contextId,
+    taskId: message.taskId,
+    role: message.role === 'agent' ? 'ROLE_AGENT' : 'ROLE_USER',
+    parts: message.parts.map(partOut),
+    metadata: message.metadata,
+    extensions: message.extensions,
+    referenceTaskIds: message.referenceTaskIds,
+  });
+}
+
+function artifactOut(artifact: Artifact): Json {
+  return omitEmpty({
+    artifactId: artifact.artifactId,
+    name: artifact.name,
+    description: artifact.description,
+    parts: artifact.parts.map(partOut),
+    metadata: artifact.metadata,
+    extensions: artifact.extensions,
+  });
+}
+
+function statusOut(status: TaskStatus): Json {
+  return omitEmpty({
+    state: STATE_TO_WIRE[status.state],
+    message: status.message === undefined ? undefined : messageOut(status.message),
+    timestamp: status.timestamp,
+  });
+}
+
+export function taskOut(task: Task): Json {
+  return omitEmpty({
+    id: task.id,
+    contextId: task.contextId,
+    status: statusOut(task.status),
+    artifacts: task.artifacts?.map(artifactOut),
+    history: task.history?.map(messageOut),
+    metadata: task.metadata,
+  });
+}
+
+/** §4.2 TaskStatusUpdateEvent: no `final` in 1.0; a stream's end follows from the state. */
+export function statusUpdateOut(event: TaskStatusUpdateEvent): Json {
+  return omitEmpty({
+    taskId: event.taskId,
+    contextId: event.contextId,
+    status: statusOut(event.status),
+    metadata: event.metadata,
+  });
+}
+
+export function artifactUpdateOut(event: TaskArtifactUpdateEvent): Json {
+  return omitEmpty({
+    taskId: event.taskId,
+    contextId: event.contextId,
+    artifact: artifactOut(event.artifact),
+    append: event.append === true ? true : undefined,
+    lastChunk: event.lastChunk === true ? true : undefined,
+    metadata: event.metadata,
+  });
+}
+
+export function securitySchemeOut(scheme: SecurityScheme): Json {
+  switch (scheme.type) {
+    case 'apiKey':
+      return {
+        apiKeySecurityScheme: omitEmpty({ description: scheme.description, location: scheme.in, name: scheme.name }),
+      };
+    case 'http':
+      return {
+        httpAuthSecurityScheme: omitEmpty({
+          description: scheme.description,
+          scheme: scheme.scheme,
+          bearerFormat: scheme.bearerFormat,
+        }),
+      };
+    case 'oauth2':
+      return {
+        oauth2SecurityScheme: omitEmpty({
+          description: scheme.description,
+          flows: scheme.flows,
+          oauth2MetadataUrl: scheme.oauth2MetadataUrl,
+        }),
+      };
+    case 'openIdConnect':
+      return {
+        openIdConnectSecurityScheme: omitEmpty({
+          description: scheme.description,
+          openIdConnectUrl: scheme.openIdConnectUrl,
+        }),
+      };
+    case 'mutualTLS':
+      return { mtlsSecurityScheme: omitEmpty({ description: scheme.description }) };
+  }
+}
+
+/** `[{ name: [scopes] }]` as 1.0's `[{ schemes: { name: { list: [scopes] } } }]`. */
+export function securityRequirementsOut(security: Record<string, string[]>[]): Json[] {
+  return security.map((requirement) => ({
+    schemes: Object.fromEntries(Object.entries(requirement).map(([name, list]) => [name, { list }])),
+  }));
+}
+
+/** The card in 1.0's shape alone (the extended card of a 1.0 client), from the model's card and the interfaces served. */
+export function cardOut(card: AgentCard, interfaces: readonly SupportedInterface[]): Json {
+  return omitEmpty({
+    name: card.name,
+    description: card.description,
+    supportedInterfaces: interfaces,
+    provider: card.provider,
+    version: card.version,
+    documentationUrl: card.documentationUrl,
+    capabilities: omitEmpty({
+      streaming: card.capabilities.streaming,
+      pushNotifications: card.capabilities.pushNotifications,
+      extensions: card.capabilities.extensions,
+      extendedAgentCard: card.supportsAuthenticatedExtendedCard ?? false,
+    }),
+    securitySchemes:
+      card.securitySchemes === undefined
+        ? undefined
+        : Object.fromEntries(Object.entries(card.securitySchemes).map(([n, s]) => [n, securitySchemeOut(s)])),
+    securityRequirements: card.security === undefined ? undefined : securityRequirementsOut(card.security),
+    defaultInputModes: card.defaultInputModes,
+    defaultOutputModes: card.defaultOutputModes,
+    skills: card.skills.map((skill) => {
+      const { security, ...rest } = skill;
+      return omitEmpty({
+        ...rest,
+        securityRequirements: security === undefined ? undefined : securityRequirementsOut(security),
+      });
+    }),
+    signatures: card.signatures,
+    iconUrl: card.iconUrl,
+  });
+}

@@ -1,0 +1,193 @@
+/** The {@link TurnContext} an agent's `execute` receives: what it reads of the turn, and how it reports. */
+
+import {
+  type ArtifactInput,
+  type MessageInput,
+  type TurnContext,
+  textOf,
+  toAgentMessage,
+  toArtifact,
+} from '../executor.js';
+import { cloneJson } from '../json.js';
+import {
+  isFinalState,
+  type Message,
+  type Metadata,
+  type Task,
+  type TaskEvent,
+  type TaskState,
+} from '../model/types.js';
+import type { Caller } from '../protocol/context.js';
+import type { A2AStore } from '../store.js';
+import type { Events } from './events.js';
+import type { RuntimeLogger } from './options.js';
+import type { Turn } from './turn.js';
+
+/** What the runtime lends the context of each of its turns: one object per runtime, not closures per turn. */
+export interface AgentTurnServices {
+  readonly store: A2AStore;
+  readonly log: RuntimeLogger;
+  readonly events: Events;
+}
+
+/** Above this many queued, uncommitted events an agent's updates wait for the store (backpressure). */
+const MAX_BACKLOG = 256;
+
+type EmitOptions = { durable?: boolean; after?: () => void };
+const NO_EMIT_OPTIONS: EmitOptions = Object.freeze({});
+
+/**
+ * Its update methods are getters returning a fresh arrow function: `const { complete } = turn`
+ * works, and a turn keeps no closure per method alive while it runs (a held stream's turn is mostly
+ * waiting). The message and task are copied only if read.
+ */
+export class AgentTurn implements TurnContext {
+  readonly taskId: string;
+  readonly contextId: string;
+  readonly isNewTask: boolean;
+  readonly previousState: TaskState;
+  readonly contextState: unknown;
+  readonly caller: Caller;
+  readonly #turn: Turn;
+  readonly #services: AgentTurnServices;
+  readonly #taskAtStart: Task;
+  #message: Message | undefined;
+  #task: Task | undefined;
+  #text: string | undefined;
+
+  constructor(turn: Turn, services: AgentTurnServices, previousState: TaskState, contextState: unknown) {
+    this.#turn = turn;
+    this.#services = services;
+    this.#taskAtStart = turn.projected;
+    this.taskId = turn.writer.task.id;
+    this.contextId = turn.writer.task.contextId;
+    this.isNewTask = turn.isNewTask;
+    this.previousState = previousState;
+    this.contextState = contextState;
+    this.caller = turn.caller;
+  }
+
+  // Copies for the agent, made on first read: it may mutate them freely.
+  get message(): Message {
+    this.#message ??= cloneJson(this.#turn.message);
+    return this.#message;
+  }
+  get task(): Task {
+    this.#task ??= cloneJson(this.#taskAtStart);
+    return this.#task;
+  }
+  get text(): string {
+    this.#text ??= textOf(this.#turn.message);
+    return this.#text;
+  }
+  get signal(): AbortSignal {
+    return this.#turn.signal;
+  }
+
+  get setContextState(): TurnContext['setContextState'] {
+    return (state) => this.#services.store.setContext(this.contextId, state, this.#turn.storeContext);
+  }
+  get status(): TurnContext['status'] {
+    return (state, message, metadata) => this.#status(state, message, metadata);
+  }
+  get working(): TurnContext['working'] {
+    return (message, metadata) => this.#status('working', message, metadata);
+  }
+  get complete(): TurnContext['complete'] {
+    return (message, metadata) => this.#status('completed', message, metadata);
+  }
+  get fail(): TurnContext['fail'] {
+    return (message, metadata) => this.#status('failed', message, metadata);
+  }
+  get reject(): TurnContext['reject'] {
+    return (message, metadata) => this.#status('rejected', message, metadata);
+  }
+  get requireInput(): TurnContext['requireInput'] {
+    return (message, metadata) => this.#status('input-required', message, metadata);
+  }
+  get requireAuth(): TurnContext['requireAuth'] {
+    return (message, metadata) => this.#status('auth-required', message, metadata);
+  }
+  get reply(): TurnContext['reply'] {
+    return (message) => {
+      const reply = toAgentMessage(message, this.#ids());
+      const turn = this.#turn;
+      // §7.1: a message/send may be answered with a Message instead of the Task; the task still
+      // completes, so its log and other readers agree.
+      return this.#emit((current) => [this.#services.events.status(current, 'completed', reply)], {
+        durable: true,
+        after: () => {
+          turn.reply = reply;
+          turn.settle();
+        },
+      });
+    };
+  }
+  get artifact(): TurnContext['artifact'] {
+    return (chunk) => this.#artifact(chunk);
+  }
+
+  async #artifact(chunk: ArtifactInput): Promise<string> {
+    const turn = this.#turn;
+    // §7.2.3: a chunk with `append` extends the artifact of the previous chunk unless it names one.
+    const artifactId =
+      chunk.artifactId ?? (chunk.append ? turn.lastArtifactId : undefined) ?? this.#services.events.newId();
+    turn.lastArtifactId = artifactId;
+    await this.#emit((current) => {
+      const event: TaskEvent = {
+        kind: 'artifact-update',
+        taskId: current.id,
+        contextId: current.contextId,
+        artifact: toArtifact(chunk, artifactId),
+      };
+      if (chunk.append !== undefined) event.append = chunk.append;
+      if (chunk.lastChunk !== undefined) event.lastChunk = chunk.lastChunk;
+      return [event];
+    }, NO_EMIT_OPTIONS);
+    return artifactId;
+  }
+
+  #status(state: TaskState, message?: MessageInput, metadata?: Metadata): Promise<void> {
+    const turn = this.#turn;
+    return this.#emit(
+      (current) => [
+        this.#services.events.status(
+          current,
+          state,
+          message === undefined ? undefined : toAgentMessage(message, this.#ids()),
+          metadata,
+        ),
+      ],
+      isFinalState(state) ? { durable: true, after: () => turn.settle() } : NO_EMIT_OPTIONS,
+    );
+  }
+
+  #ids(): { taskId: string; contextId: string; messageId: string } {
+    return { taskId: this.taskId, contextId: this.contextId, messageId: this.#services.events.newId() };
+  }
+
+  /**
+   * Queues an update. A final state (and a reply) resolves once it is in the store; other updates
+   * resolve as soon as they are checked and queued, so a burst of them is written in one commit,
+   * unless too many are waiting for the store. An invalid transition rejects at once.
+   */
+  #emit(build: (current: Task) => TaskEvent[] | undefined, options: EmitOptions): Promise<void> {
+    const turn = this.#turn;
+    let staged: Promise<boolean> | undefined;
+    try {
+      staged = turn.stage(build);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    if (staged === undefined) {
+      // Canceled, or the turn already ended: the agent's late updates are dropped (§6.3).
+      this.#services.log.debug({ taskId: this.taskId }, 'a2a: dropped an update after the turn ended');
+      return Promise.resolve();
+    }
+    const { durable, after } = options;
+    const written =
+      after === undefined ? staged.then(() => undefined) : staged.then((ok) => (ok ? after() : undefined));
+    written.catch(() => undefined); // recorded in turn.emitError; the turn fails with it
+    return durable || turn.backlog > MAX_BACKLOG ? written : Promise.resolve();
+  }
+}

@@ -1,0 +1,219 @@
+/**
+ * Intake: what an incoming user message becomes. A new message is recorded in its task (a new
+ * task, or a follow-up on an existing one) by the commit that also takes its turn's slot in the
+ * context's queue, and its turn goes to the scheduler; a message already received (a client
+ * retrying after a lost answer) starts nothing and is answered from the task it started.
+ */
+
+import type { MessageIndexEntry, TurnTicket } from '../coordination.js';
+import { A2AError, invalidParams } from '../errors.js';
+import { isTerminalState, type Message, type MessageSendParams, type Task, type TaskEvent } from '../model/types.js';
+import { type CallContext, callerOf } from '../protocol/context.js';
+import { type A2AStore, messageDigest, type StoreCallContext, storeContextOf } from '../store.js';
+import type { Events } from './events.js';
+import type { RuntimeLogger } from './options.js';
+import { isOwnedBy, ownerOf, readOwnTask } from './ownership.js';
+import { TaskWriter } from './task-writer.js';
+import { Turn } from './turn.js';
+
+/** What an incoming message led to: a turn started here, or a retry of a message already received. */
+export type Accepted =
+  | { kind: 'turn'; turn: Turn }
+  | { kind: 'retry'; taskId: string; messageId: string; task: Task; version: number };
+
+export interface IntakeOptions {
+  readonly store: A2AStore;
+  /** What a reused messageId with different content gets (see A2ARuntimeOptions.messageIdReuse). @default 'reject' */
+  readonly messageIdReuse?: 'reject' | 'replay';
+  readonly events: Events;
+  readonly log: RuntimeLogger;
+  /** The worker recorded as running the turns taken in. */
+  readonly workerId: string;
+  /** Where new turns go once their slot is taken (the scheduler). */
+  readonly scheduler: { schedule(turn: Turn): void };
+}
+
+/**
+ * The user message as the task keeps it, with its task and context ids. Copied field by field
+ * (not a spread plus new keys, which gives the object a hidden class of its own).
+ */
+function storedMessage(incoming: Message, taskId: string, contextId: string): Message {
+  const message: Message = Object.assign({}, incoming);
+  message.kind = 'message';
+  message.taskId = taskId;
+  message.contextId = contextId;
+  return message;
+}
+
+export class Intake {
+  readonly #store: A2AStore;
+  readonly #events: Events;
+  readonly #log: RuntimeLogger;
+  readonly #workerId: string;
+  readonly #scheduler: IntakeOptions['scheduler'];
+  readonly #messageIdReuse: 'reject' | 'replay';
+
+  constructor(options: IntakeOptions) {
+    this.#store = options.store;
+    this.#messageIdReuse = options.messageIdReuse ?? 'reject';
+    this.#events = options.events;
+    this.#log = options.log;
+    this.#workerId = options.workerId;
+    this.#scheduler = options.scheduler;
+  }
+
+  /**
+   * Records the message and hands its turn to the scheduler, or recognises a retry.
+   * @throws {A2AError} TASK_NOT_FOUND for an unknown taskId; INVALID_PARAMS for a message to a
+   *   terminal task (§6.3), a contextId that is not the task's, or a messageId used in another context.
+   */
+  async accept(params: MessageSendParams, ctx: CallContext): Promise<Accepted> {
+    const store = this.#store;
+    const storeContext = storeContextOf(ctx);
+    const owner = ownerOf(ctx);
+    const incoming = params.message;
+    // A retried message is recognised by the store's message index when its commit is refused
+    // (DUPLICATE_MESSAGE below), so the usual path costs no extra read.
+    let taskId: string;
+    let contextId: string;
+    let writer: TaskWriter;
+    let firstEvents: (task: Task) => TaskEvent[];
+    let message: Message;
+    if (incoming.taskId !== undefined) {
+      // Another principal's task is "not found", as one that never existed.
+      const record = await readOwnTask(store, incoming.taskId, owner, storeContext);
+      if (isTerminalState(record.task.status.state)) {
+        // A retry of the message that finished the task gets the task, not "terminal" (-32602).
+        const known = await store.findMessage(incoming.messageId, storeContext, owner);
+        if (known !== undefined) return this.#retry(incoming, known, owner, storeContext);
+      }
+      taskId = incoming.taskId;
+      contextId = record.task.contextId;
+      if (incoming.contextId !== undefined && incoming.contextId !== contextId) {
+        throw invalidParams(
+          `message.contextId "${incoming.contextId}" does not match task "${taskId}", which belongs to context "${contextId}". Omit contextId or send the task's.`,
+          { taskId, contextId },
+        );
+      }
+      message = storedMessage(incoming, taskId, contextId);
+      writer = new TaskWriter(store, record.task, record.version, storeContext);
+      const followUp = message;
+      firstEvents = (task) => {
+        if (isTerminalState(task.status.state)) {
+          throw invalidParams(
+            `Task "${task.id}" is ${task.status.state}, a terminal state (A2A §6.3): it accepts no more messages. Send the message without taskId to start a new task.`,
+            { taskId: task.id, state: task.status.state },
+          );
+        }
+        return [followUp];
+      };
+    } else {
+      if (incoming.contextId !== undefined) await this.#checkContextOwner(incoming.contextId, owner, storeContext);
+      contextId = incoming.contextId ?? this.#events.newId();
+      taskId = this.#events.newId();
+      message = storedMessage(incoming, taskId, contextId);
+      const task: Task = {
+        kind: 'task',
+        id: taskId,
+        contextId,
+        status: { state: 'submitted', timestamp: this.#events.now() },
+        history: [message],
+      };
+      if (params.metadata !== undefined) task.metadata = params.metadata;
+      writer = new TaskWriter(store, task, 0, storeContext);
+      firstEvents = () => [task];
+    }
+
+    // Record the message and take the turn's slot in its context's queue in one commit: the slot's
+    // position is the turn's place in the context's arrival order, across every worker sharing the
+    // store. A refused commit (retried message, terminal task) took no slot.
+    let slot: TurnTicket | undefined;
+    try {
+      slot = (
+        await writer.commit(firstEvents, {
+          owner,
+          takeSlot: { turnId: incoming.messageId, workerId: this.#workerId },
+        })
+      )?.turn;
+    } catch (error) {
+      if (A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE') {
+        // The same message reached another worker at the same moment; answer like a retry.
+        const entry = await store.findMessage(incoming.messageId, storeContext, owner);
+        if (entry !== undefined) return this.#retry(incoming, entry, owner, storeContext);
+      }
+      throw error;
+    }
+    if (slot === undefined) throw new A2AError('INTERNAL', 'The store did not return the enqueued turn.');
+    const isNewContext = incoming.contextId === undefined && incoming.taskId === undefined;
+    const turn = new Turn(
+      incoming.messageId,
+      message,
+      incoming.taskId === undefined,
+      isNewContext,
+      writer,
+      slot,
+      callerOf(ctx),
+      storeContext,
+    );
+    this.#scheduler.schedule(turn);
+    return { kind: 'turn', turn };
+  }
+
+  /**
+   * A message naming a context without a task starts a task in that context: only in a context of
+   * the caller's own (whose tasks it owns), so that no one adds turns to another caller's
+   * conversation or runs the agent on its context state. A context nobody used yet is the
+   * caller's to start.
+   */
+  async #checkContextOwner(
+    contextId: string,
+    owner: string | undefined,
+    storeContext: StoreCallContext | undefined,
+  ): Promise<void> {
+    const [first] = await this.#store.listTasksByContext(contextId, { limit: 1 }, storeContext);
+    if (first !== undefined && !isOwnedBy(first, owner)) {
+      throw invalidParams(
+        `message.contextId "${contextId}" is not a conversation of this caller; omit contextId to start a new one, or send one of your own.`,
+        { contextId },
+      );
+    }
+  }
+
+  /**
+   * A message id the index already holds for this caller: the same message again (a client
+   * retrying after a lost answer), unless it names another context or carries other content.
+   */
+  async #retry(
+    message: Message,
+    entry: MessageIndexEntry,
+    owner: string | undefined,
+    ctx: StoreCallContext | undefined,
+  ): Promise<Accepted> {
+    if (message.contextId !== undefined && message.contextId !== entry.contextId) {
+      throw invalidParams(
+        `messageId "${message.messageId}" was already used in context "${entry.contextId}"; message ids must be unique — send a new one.`,
+        { messageId: message.messageId, contextId: entry.contextId },
+      );
+    }
+    // Entries indexed before digests existed have none: they are taken for retries, as before.
+    if (this.#messageIdReuse === 'reject' && entry.digest !== undefined && entry.digest !== messageDigest(message)) {
+      throw new A2AError(
+        'DUPLICATE_MESSAGE',
+        `messageId "${message.messageId}" was already used for a different message (task "${entry.taskId}"): a retry must resend the message unchanged, and a new message needs a new messageId.`,
+        { data: { messageId: message.messageId, taskId: entry.taskId } },
+      );
+    }
+    const record = await readOwnTask(this.#store, entry.taskId, owner, ctx);
+    this.#log.info(
+      { messageId: message.messageId, taskId: entry.taskId },
+      'a2a: retried message answered with its task',
+    );
+    return {
+      kind: 'retry',
+      taskId: entry.taskId,
+      messageId: message.messageId,
+      task: record.task,
+      version: record.version,
+    };
+  }
+}

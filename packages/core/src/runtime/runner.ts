@@ -1,0 +1,137 @@
+/**
+ * Runs the agent for a turn that holds its slot: moves the task to `working`, calls the executor
+ * with an {@link AgentTurn}, then closes the turn according to how it ended (returned, threw,
+ * timed out, canceled, interrupted by shutdown or by a lost lease).
+ */
+
+import type { AgentExecutor } from '../executor.js';
+import { isFinalState, isTerminalState } from '../model/types.js';
+import { AgentTurn, type AgentTurnServices } from './agent-turn.js';
+import type { Turn } from './turn.js';
+
+export interface TurnRunnerOptions {
+  readonly services: AgentTurnServices;
+  readonly executor: AgentExecutor;
+  readonly workerId: string;
+  /** Fails a turn that runs longer than this; undefined or ≤ 0: no limit. */
+  readonly turnTimeoutMs: number | undefined;
+  /** Named in the failure of a turn interrupted by shutdown. */
+  readonly drainTimeoutMs: number;
+}
+
+export class TurnRunner {
+  readonly #services: AgentTurnServices;
+  readonly #executor: AgentExecutor;
+  readonly #workerId: string;
+  readonly #turnTimeoutMs: number | undefined;
+  readonly #drainTimeoutMs: number;
+
+  constructor(options: TurnRunnerOptions) {
+    this.#services = options.services;
+    this.#executor = options.executor;
+    this.#workerId = options.workerId;
+    this.#turnTimeoutMs = options.turnTimeoutMs;
+    this.#drainTimeoutMs = options.drainTimeoutMs;
+  }
+
+  async run(turn: Turn): Promise<void> {
+    if (turn.settled || turn.aborted) return; // canceled (or shut down) while it waited for its context
+    const { store, events } = this.#services;
+    // A task that turns of others may have changed while this one waited is read again; a new
+    // task that started at once is as this worker wrote it (a cancel meanwhile still shows up as
+    // a version conflict on the first write, and the watch aborts the turn).
+    if (turn.waited || !turn.isNewTask) {
+      await turn.writer.reload();
+      turn.projected = turn.writer.task;
+    }
+    const previousState = turn.writer.task.status.state;
+    if (isTerminalState(previousState)) return;
+    // Not awaited: `working` goes to the store together with the agent's first updates.
+    void turn.stage((task) => [events.status(task, 'working')])?.catch(() => undefined);
+    // A context this message created has no state yet: no read for it.
+    const contextRecord = turn.isNewContext
+      ? undefined
+      : await store.getContext(turn.writer.task.contextId, turn.storeContext);
+    const context = new AgentTurn(turn, this.#services, previousState, contextRecord?.state);
+
+    let thrown: unknown;
+    let how: 'returned' | 'timeout' = 'returned';
+    const timeoutMs = this.#turnTimeoutMs;
+    if (timeoutMs === undefined || timeoutMs <= 0) {
+      // No limit: no timer, no race, no extra promise kept alive while the agent works.
+      try {
+        await this.#executor.execute(context);
+      } catch (error) {
+        thrown = error;
+      }
+      await turn.flush();
+    } else {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<'timeout'>((resolve) => {
+        timer = setTimeout(() => resolve('timeout'), timeoutMs);
+        timer.unref();
+      });
+      const execution = (async () => {
+        try {
+          await this.#executor.execute(context);
+        } catch (error) {
+          thrown = error;
+        }
+        await turn.flush();
+        return 'returned' as const;
+      })();
+      how = await Promise.race([execution, timedOut]);
+      clearTimeout(timer);
+    }
+
+    if (how === 'timeout') {
+      turn.abort('timeout');
+      await this.closeTurn(turn, `Turn timed out after ${timeoutMs} ms.`);
+      return;
+    }
+    if (turn.abortCause === 'canceled') {
+      await turn.writer.reload(); // settle with the canceled task, not the snapshot before the cancel
+      return;
+    }
+    if (turn.abortCause === 'lease-lost') {
+      await this.closeTurn(turn, `Worker lost: worker "${this.#workerId}" could not renew its lease in time.`);
+      return;
+    }
+    if (turn.abortCause === 'shutdown') {
+      await this.closeTurn(turn, this.shutdownReason());
+      return;
+    }
+    if (thrown !== undefined) {
+      const reason = thrown instanceof Error ? thrown.message : String(thrown);
+      this.#services.log.warn({ err: thrown, taskId: turn.taskId }, 'a2a: agent failed the turn');
+      await this.closeTurn(turn, reason || 'The agent failed without a message.');
+      return;
+    }
+    if (turn.emitError !== undefined) {
+      const reason = turn.emitError instanceof Error ? turn.emitError.message : String(turn.emitError);
+      await this.closeTurn(turn, `The agent sent an invalid update: ${reason}`);
+      return;
+    }
+    await this.closeTurn(turn, undefined);
+  }
+
+  /**
+   * Writes the turn's last event and settles it: fails the task with `failure` when given; without
+   * one, records a turn end when the agent left the task non-final (a final status ended it already).
+   */
+  async closeTurn(turn: Turn, failure: string | undefined): Promise<void> {
+    const { events } = this.#services;
+    await turn.flush();
+    await turn.stage((task) => {
+      if (failure !== undefined) return [events.status(task, 'failed', failure)];
+      if (isFinalState(task.status.state)) return undefined;
+      return [events.turnEnd(task, turn.messageId)];
+    });
+    turn.settle();
+  }
+
+  /** Why a turn still running when its worker shut down failed. */
+  shutdownReason(): string {
+    return `Interrupted: worker "${this.#workerId}" shut down before the turn finished (drain timeout ${this.#drainTimeoutMs} ms).`;
+  }
+}

@@ -1,0 +1,310 @@
+/**
+ * The task runtime: turns incoming messages into turns of the agent, writes every event through
+ * the store (sequenced, versioned), and serves streams by reading the store's event log. Nothing
+ * here keeps protocol state only in memory: a stream, a cancel or a follow-up message works from
+ * whatever the store holds, which is what lets several processes share one store.
+ *
+ * This class is the façade: it wires the parts and carries out each A2A operation with them.
+ *   membership   the worker lease, reaping dead workers, leaving; background jobs (retention)
+ *   intake       a new message (recorded with its turn's slot) or a retried one
+ *   scheduler    turn slots in the context queue; how a cancel reaches a running turn
+ *   runner       one run of the agent (AgentTurn is its TurnContext), closing the turn
+ *   follower     streams: the task's log after a sequence, and the safety poll
+ *   events       the status and turn-end events the runtime writes
+ */
+
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { A2AError, taskNotCancelable } from '../errors.js';
+import { toExecutor } from '../executor.js';
+import { withHistoryLength } from '../model/task-state.js';
+import {
+  isTerminalState,
+  type ListTasksParams,
+  type ListTasksResult,
+  type Message,
+  type MessageSendParams,
+  type Task,
+  type TaskIdParams,
+  type TaskQueryParams,
+} from '../model/types.js';
+import { type CallContext, callContext } from '../protocol/context.js';
+import type { StreamFrame } from '../protocol/operations.js';
+import { type A2AStore, storeContextOf, systemClock } from '../store.js';
+import { taskListRequest, taskListResult } from '../task-list.js';
+import { Events } from './events.js';
+import { Follower, followOptions } from './follower.js';
+import { Intake } from './intake.js';
+import { runLogged } from './jobs/background.js';
+import { Retention } from './jobs/retention.js';
+import { Membership } from './membership.js';
+import { type A2ARuntimeOptions, type RuntimeLogger, type StreamOptions, silentLogger } from './options.js';
+import { ownerOf, readOwnTask } from './ownership.js';
+import { TurnRunner } from './runner.js';
+import { Scheduler } from './scheduler.js';
+import { TaskWriter } from './task-writer.js';
+
+/** The context of calls made without one (an application or a test calling the runtime directly). */
+const DIRECT_CALL: CallContext = Object.freeze(callContext());
+
+export class A2ARuntime {
+  readonly store: A2AStore;
+  /** This process's id in the store's worker leases. */
+  readonly workerId: string;
+  readonly #options: A2ARuntimeOptions;
+  readonly #log: RuntimeLogger;
+  readonly #events: Events;
+  readonly #membership: Membership;
+  readonly #retention: Retention;
+  readonly #intake: Intake;
+  readonly #scheduler: Scheduler;
+  readonly #follower: Follower;
+  #started: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+
+  constructor(options: A2ARuntimeOptions) {
+    this.#options = options;
+    const store = options.store;
+    const log = options.logger ?? silentLogger;
+    const clock = options.clock ?? systemClock;
+    this.store = store;
+    this.workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
+    this.#log = log;
+    const events = new Events(clock, options.generateId ?? randomUUID);
+    this.#events = events;
+    const runner = new TurnRunner({
+      services: { store, log, events },
+      executor: toExecutor(options.executor),
+      workerId: this.workerId,
+      turnTimeoutMs: options.turnTimeoutMs,
+      drainTimeoutMs: options.drainTimeoutMs ?? 10_000,
+    });
+    const scheduler = new Scheduler({ store, runner, log, pollIntervalMs: options.turnPollIntervalMs ?? 100 });
+    this.#scheduler = scheduler;
+    this.#intake = new Intake({
+      store,
+      events,
+      log,
+      workerId: this.workerId,
+      scheduler,
+      messageIdReuse: options.messageIdReuse ?? 'reject',
+    });
+    this.#follower = new Follower(store, log, options.followPollIntervalMs ?? 2000);
+    this.#membership = new Membership({
+      store,
+      workerId: this.workerId,
+      clock,
+      log,
+      events,
+      leaseTtlMs: options.leaseTtlMs ?? 15_000,
+      onLeaseLost: () => scheduler.abortAll('lease-lost'),
+    });
+    this.#retention = new Retention(store, clock, log);
+    if (options.retention !== false) this.#membership.jobs.add(this.#retention.job(options.retention));
+  }
+
+  /** Opens the store, takes this worker's lease and starts the lease and retention timers. */
+  start(): Promise<void> {
+    this.#started ??= this.#start();
+    return this.#started;
+  }
+
+  async #start(): Promise<void> {
+    await this.store.open();
+    await this.#membership.join();
+  }
+
+  /**
+   * Renews this worker's lease, then claims workers whose lease ran out and fails the tasks their
+   * turns left running ("worker lost"), so their streams on every worker end. The lease timer
+   * calls this; tests may call it directly.
+   */
+  renewLeaseAndReap(): Promise<void> {
+    return this.#membership.renewAndReap();
+  }
+
+  /** Purges terminal tasks older than `ttlMs`; the periodic sweep calls this. */
+  sweep(ttlMs: number): Promise<void> {
+    return runLogged(this.#log, 'retention sweep', () => this.#retention.sweep(ttlMs));
+  }
+
+  /**
+   * Graceful shutdown: takes no new turns, lets running ones finish for up to `drainTimeoutMs`,
+   * then aborts the rest and fails their tasks, gives up this worker's lease and closes the store.
+   */
+  close(): Promise<void> {
+    this.#closing ??= this.#close();
+    return this.#closing;
+  }
+
+  async #close(): Promise<void> {
+    this.#follower.stop();
+    const started = this.#started;
+    if (started === undefined) return;
+    await this.#membership.leave(async () => {
+      await started.catch(() => undefined);
+      await this.#scheduler.drain(this.#options.drainTimeoutMs ?? 10_000);
+    });
+    if (this.#options.closeStore !== false) await this.store.close();
+  }
+
+  /** New turns are refused once closing: the client retries, and another worker takes it. */
+  #refuseWhenClosing(): void {
+    if (this.#closing) {
+      throw new A2AError(
+        'UNAVAILABLE',
+        'This worker is shutting down; retry the request (another worker will take it).',
+      );
+    }
+  }
+
+  // ---- message/send, message/stream (§7.1, §7.2) ----
+
+  /** §7.1 message/send: the task (or the agent's reply Message) when the turn settles, or at once when non-blocking. */
+  async sendMessage(params: MessageSendParams, ctx: CallContext = DIRECT_CALL): Promise<Task | Message> {
+    await this.start();
+    this.#refuseWhenClosing();
+    const accepted = await this.#intake.accept(params, ctx);
+    const historyLength = params.configuration?.historyLength;
+    const blocking = params.configuration?.blocking !== false;
+    if (accepted.kind === 'retry') {
+      // A retried send: answer with the original task, once its turn settled (wherever it runs).
+      if (blocking) await this.#follower.waitForTurnEnd(accepted.taskId, accepted.messageId, storeContextOf(ctx));
+      return this.getTask({ id: accepted.taskId, ...(historyLength !== undefined ? { historyLength } : {}) }, ctx);
+    }
+    const { turn } = accepted;
+    if (!blocking) return withHistoryLength(turn.writer.task, historyLength);
+    const outcome = await turn.outcome.promise;
+    return outcome.reply ?? withHistoryLength(outcome.task, historyLength);
+  }
+
+  /** §7.2 message/stream: the Task first, then its events until a final one or the end of this turn. */
+  async streamMessage(
+    params: MessageSendParams,
+    options: StreamOptions = {},
+    ctx: CallContext = DIRECT_CALL,
+  ): Promise<AsyncGenerator<StreamFrame>> {
+    await this.start();
+    this.#refuseWhenClosing();
+    const accepted = await this.#intake.accept(params, ctx);
+    const historyLength = options.historyLength ?? params.configuration?.historyLength;
+    const storeContext = storeContextOf(ctx);
+    if (accepted.kind === 'retry') {
+      const { taskId, messageId } = accepted;
+      const ended = (await this.#follower.turnEndSeq(taskId, messageId, storeContext)) !== undefined;
+      return this.#follower.follow(
+        taskId,
+        accepted.version,
+        followOptions(options, storeContext, { historyLength, turnMessageId: messageId, onlySnapshot: ended }),
+        accepted.task,
+      );
+    }
+    const { turn } = accepted;
+    const { task, version } = turn.writer;
+    return this.#follower.follow(
+      task.id,
+      version,
+      followOptions(options, storeContext, { historyLength, turnMessageId: turn.messageId }),
+      task,
+    );
+  }
+
+  /**
+   * A message/stream retried with SSE Last-Event-ID: continues the stream of the turn that message
+   * started, after `afterSeq`, without starting a second turn. Undefined when the message is unknown.
+   */
+  async resumeMessageStream(
+    params: MessageSendParams,
+    afterSeq: number,
+    options: StreamOptions = {},
+    ctx: CallContext = DIRECT_CALL,
+  ): Promise<AsyncGenerator<StreamFrame> | undefined> {
+    await this.start();
+    const storeContext = storeContextOf(ctx);
+    const { messageId } = params.message;
+    // The caller's own messages only: the index is scoped by owner.
+    const entry = await this.store.findMessage(messageId, storeContext, ownerOf(ctx));
+    if (entry === undefined) return undefined;
+    return this.#follower.follow(
+      entry.taskId,
+      afterSeq,
+      followOptions(options, storeContext, { turnMessageId: messageId }),
+    );
+  }
+
+  // ---- tasks/get, tasks/list, tasks/cancel, tasks/resubscribe (§7.3–7.9) ----
+
+  async getTask(params: TaskQueryParams, ctx: CallContext = DIRECT_CALL): Promise<Task> {
+    await this.start();
+    const record = await readOwnTask(this.store, params.id, ownerOf(ctx), storeContextOf(ctx));
+    return withHistoryLength(record.task, params.historyLength);
+  }
+
+  /**
+   * ListTasks (A2A 1.0; A2A 0.3's HTTP+JSON `GET /v1/tasks`): one page of the caller's tasks, newest
+   * status timestamp first, with the total and the token of the next page (`""` on the last).
+   * @throws {A2AError} UNSUPPORTED_OPERATION when the store cannot list tasks; INVALID_PARAMS naming
+   *   the field (a page size outside 1–100, a token this agent did not issue for these filters, …).
+   */
+  async listTasks(params: ListTasksParams, ctx: CallContext = DIRECT_CALL): Promise<ListTasksResult> {
+    await this.start();
+    const { store } = this;
+    if (store.supports.listTasks !== true || store.listTasks === undefined) {
+      throw new A2AError(
+        'UNSUPPORTED_OPERATION',
+        'Listing tasks is not supported by this agent: its store cannot list tasks (store.supports.listTasks is not true). Use a store that can, such as the memory, SQLite or Postgres store, or get each task by id.',
+      );
+    }
+    const request = taskListRequest(params, ctx);
+    return taskListResult(await store.listTasks(request.query, storeContextOf(ctx)), request);
+  }
+
+  /** §7.4: moves the task to `canceled`; the worker running its turn sees it in the log and aborts. */
+  async cancelTask(params: TaskIdParams, ctx: CallContext = DIRECT_CALL): Promise<Task> {
+    await this.start();
+    const storeContext = storeContextOf(ctx);
+    const record = await readOwnTask(this.store, params.id, ownerOf(ctx), storeContext);
+    const writer = new TaskWriter(this.store, record.task, record.version, storeContext);
+    await writer.commit((task) => {
+      if (isTerminalState(task.status.state)) throw taskNotCancelable(task.id, task.status.state);
+      return [this.#events.status(task, 'canceled')];
+    });
+    // Abort this process's turns of the task at once rather than waiting for the notification
+    // round trip; with a store not shared across processes (memory), this is how a cancel reaches
+    // the turn, whichever runtime on the store runs it (see TurnRegistry).
+    this.#scheduler.abortTask(params.id);
+    return writer.task;
+  }
+
+  /**
+   * §7.9 tasks/resubscribe: the current Task, then its events until a final one. For a task already
+   * in a final state (terminal or interrupted) the stream is that one Task and ends. With `afterSeq`
+   * (SSE Last-Event-ID) it resumes after that event instead, with no snapshot.
+   */
+  async resubscribe(
+    params: TaskIdParams,
+    options: StreamOptions = {},
+    ctx: CallContext = DIRECT_CALL,
+  ): Promise<AsyncGenerator<StreamFrame>> {
+    await this.start();
+    const storeContext = storeContextOf(ctx);
+    const record = await readOwnTask(this.store, params.id, ownerOf(ctx), storeContext);
+    if (options.afterSeq !== undefined) {
+      return this.#follower.follow(params.id, options.afterSeq, followOptions(options, storeContext, {}));
+    }
+    const { state } = record.task.status;
+    if (options.terminalIsError === true && isTerminalState(state)) {
+      throw new A2AError(
+        'UNSUPPORTED_OPERATION',
+        `Task "${params.id}" is ${state}, a terminal state: it has no more events to subscribe to. Read it with GetTask.`,
+        { data: { taskId: params.id, state } },
+      );
+    }
+    return this.#follower.follow(
+      params.id,
+      record.version,
+      followOptions(options, storeContext, { endIfFinal: true }),
+      record.task,
+    );
+  }
+}

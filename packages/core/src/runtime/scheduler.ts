@@ -1,0 +1,241 @@
+/**
+ * Turn slots: a turn runs once its slot is the head of its context's queue (the store keeps the
+ * queue, so turns of one context run one after another in arrival order on whichever workers
+ * received them), and releases the slot when it ends. Also how a cancel reaches a running turn:
+ * through the {@link TurnRegistry} within this process, through the task's log across processes.
+ */
+
+import type { TurnTicket } from '../coordination.js';
+import { isTerminalState } from '../model/types.js';
+import { type MultiMap, multiMapAdd, multiMapDelete, multiMapValues } from '../multi-map.js';
+import type { A2AStore } from '../store.js';
+import type { RuntimeLogger } from './options.js';
+import type { TurnRunner } from './runner.js';
+import type { AbortCause, Turn } from './turn.js';
+
+/** Releases a turn's slot in its context's queue (the store contract calls this `finishTurn`). */
+export function releaseSlot(store: A2AStore, slot: TurnTicket): Promise<void> {
+  return store.finishTurn(slot);
+}
+
+/**
+ * Where a registry is kept on its store instance. `Symbol.for`, so that two copies of this package
+ * in one process (an application's and a plugin's) that share a store share its registry too.
+ * Versioned: a registry of another shape must not be mistaken for this one.
+ */
+const REGISTRY = Symbol.for('@fastify-a2a/core.turn-registry.v1');
+
+/**
+ * The turns running in this process on one store instance, whichever runtime runs them, by task id.
+ *
+ * How a cancel reaches a turn of another runtime: the registry lives on the store instance itself
+ * (a non-enumerable property under {@link REGISTRY}), so every runtime built on the same store
+ * object finds the same registry, and `tasks/cancel` on any of them aborts the turn at once. A
+ * store that carries events across processes (`supports.crossProcess`) is also watched per turn
+ * (see Scheduler), which is how a cancel reaches a turn in another process, or on another store
+ * instance over the same database; a store that does not (memory) is only ever shared by the same
+ * object, so the registry is all it needs, and no turn on it pays for a subscription.
+ */
+export class TurnRegistry {
+  readonly #byTask: MultiMap<string, Turn> = new Map();
+
+  /** The registry of this store instance, made on first use. */
+  static of(store: A2AStore): TurnRegistry {
+    const held = (store as { [REGISTRY]?: TurnRegistry })[REGISTRY];
+    if (held !== undefined) return held;
+    const registry = new TurnRegistry();
+    // A store object that cannot take a property (frozen) gets a registry of this runtime only:
+    // cancels from other runtimes on it then travel through the log watch, if the store has one.
+    if (Object.isExtensible(store)) Object.defineProperty(store, REGISTRY, { value: registry });
+    return registry;
+  }
+
+  add(turn: Turn): void {
+    multiMapAdd(this.#byTask, turn.taskId, turn);
+  }
+
+  delete(turn: Turn): void {
+    multiMapDelete(this.#byTask, turn.taskId, turn);
+  }
+
+  /** Aborts every running turn of the task; how many there were. */
+  abortTask(taskId: string, cause: AbortCause): number {
+    const turns = multiMapValues(this.#byTask, taskId);
+    for (const turn of turns) turn.abort(cause);
+    return turns.length;
+  }
+}
+
+export interface SchedulerOptions {
+  readonly store: A2AStore;
+  readonly runner: TurnRunner;
+  readonly log: RuntimeLogger;
+  /** A turn waiting for its context re-checks the queue this often between notifications. */
+  readonly pollIntervalMs: number;
+}
+
+export class Scheduler {
+  readonly #store: A2AStore;
+  readonly #runner: TurnRunner;
+  readonly #log: RuntimeLogger;
+  readonly #pollIntervalMs: number;
+  readonly #registry: TurnRegistry;
+  /** Turns accepted by this worker and not finished yet. */
+  readonly #running = new Set<Turn>();
+
+  constructor(options: SchedulerOptions) {
+    this.#store = options.store;
+    this.#runner = options.runner;
+    this.#log = options.log;
+    this.#pollIntervalMs = options.pollIntervalMs;
+    this.#registry = TurnRegistry.of(options.store);
+  }
+
+  /** Turns of this worker not finished yet. */
+  get running(): ReadonlySet<Turn> {
+    return this.#running;
+  }
+
+  /**
+   * Takes a turn whose message was just recorded (with its slot): waits for the slot to reach the
+   * head of the context's queue, runs the turn, then releases the slot.
+   */
+  schedule(turn: Turn): void {
+    // A store shared across processes can carry a cancel from another worker: watch the task's log
+    // for it. Within one process a cancel reaches the turn through the registry.
+    if (this.#store.supports.crossProcess) this.#watch(turn);
+    this.#running.add(turn);
+    this.#registry.add(turn);
+    // Chained rather than one more async function awaiting the run: a running turn keeps one
+    // suspended frame instead of two (bench/PROFILE.md, per-stream memory).
+    const ran = turn.isNewContext ? this.#runner.run(turn) : this.#waitForSlot(turn).then(() => this.#runner.run(turn));
+    void ran
+      .catch((error: unknown) => this.#log.error({ err: error, taskId: turn.taskId }, 'a2a: turn failed unexpectedly'))
+      .then(() => this.#retire(turn));
+  }
+
+  /** Aborts this process's running turns of the task, on every runtime sharing the store (§7.4 tasks/cancel). */
+  abortTask(taskId: string): void {
+    this.#registry.abortTask(taskId, 'canceled');
+  }
+
+  /** Aborts every turn of this worker (its lease was lost). */
+  abortAll(cause: AbortCause): void {
+    for (const turn of this.#running) turn.abort(cause);
+  }
+
+  /**
+   * Graceful shutdown: lets running turns finish for up to `drainMs`, then aborts the rest, fails
+   * their tasks and releases their slots.
+   */
+  async drain(drainMs: number): Promise<void> {
+    const turns = [...this.#running];
+    await Promise.race([Promise.allSettled(turns.map((t) => t.done.promise)), delay(drainMs)]);
+    const left = [...this.#running];
+    for (const turn of left) turn.abort('shutdown');
+    await Promise.race([Promise.allSettled(left.map((t) => t.done.promise)), delay(1000)]);
+    const reason = this.#runner.shutdownReason();
+    for (const turn of left) {
+      try {
+        await this.#runner.closeTurn(turn, reason);
+        if (!turn.slotReleased) await releaseSlot(this.#store, turn.slot);
+      } catch (error) {
+        this.#log.error({ err: error, taskId: turn.taskId }, 'a2a: could not fail an interrupted turn');
+      }
+    }
+  }
+
+  /** After the turn ran (or never could): releases its slot if its last commit did not, and settles it. */
+  async #retire(turn: Turn): Promise<void> {
+    // Usually the commit that ended the turn released its slot; not when the turn never ran, its
+    // last write was refused (canceled meanwhile) or failed.
+    if (!turn.slotReleased) {
+      await releaseSlot(this.#store, turn.slot).catch((error) =>
+        this.#log.error({ err: error, taskId: turn.taskId }, "a2a: could not release the turn's queue slot"),
+      );
+    }
+    this.#running.delete(turn);
+    this.#registry.delete(turn);
+    turn.unsubscribe?.();
+    turn.settle();
+    turn.done.resolve();
+  }
+
+  async #waitForSlot(turn: Turn): Promise<void> {
+    // A context this very message created has no other turn (its id was not known to anyone).
+    if (turn.isNewContext) return;
+    const { signal } = turn;
+    for (;;) {
+      if (turn.settled || signal.aborted) return;
+      const readiness = await this.#store.turnReadiness(turn.slot);
+      if (readiness.ready) return;
+      turn.waited = true;
+      // The turn ahead ends with a write to its task and a queue notification: wake on it. Subscribe
+      // first, then look again, so a release landing between the two reads is not missed.
+      const wake = new AbortController();
+      const unsubscribe = this.#store.subscribe(readiness.ahead.taskId, () => wake.abort());
+      const onAbort = (): void => wake.abort();
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        if ((await this.#store.turnReadiness(turn.slot)).ready) return;
+        await delay(this.#pollIntervalMs, wake.signal);
+      } finally {
+        signal.removeEventListener('abort', onAbort);
+        unsubscribe();
+      }
+    }
+  }
+
+  /**
+   * Watches the task's log for a terminal state written by someone else — a tasks/cancel on any
+   * worker — and aborts the running executor (§7.4: cancel reaches the agent wherever it runs).
+   */
+  #watch(turn: Turn): void {
+    let checking = false;
+    let pending = false;
+    let notified = 0;
+    const check = async (): Promise<void> => {
+      if (checking) {
+        pending = true;
+        return;
+      }
+      checking = true;
+      try {
+        do {
+          pending = false;
+          await turn.flush();
+          // Most notifications are of the turn's own writes: nothing to read for those.
+          if (notified <= turn.writer.version) continue;
+          const record = await this.#store.getTask(turn.taskId);
+          if (record === undefined || record.version <= turn.writer.version) continue;
+          if (isTerminalState(record.task.status.state)) {
+            turn.writer.task = record.task;
+            turn.writer.version = record.version;
+            turn.abort('canceled');
+            turn.settle();
+          }
+        } while (pending);
+      } catch (error) {
+        this.#log.warn({ err: error, taskId: turn.taskId }, 'a2a: could not check the task for cancellation');
+      } finally {
+        checking = false;
+      }
+    };
+    turn.unsubscribe = this.#store.subscribe(turn.taskId, (seq) => {
+      notified = Math.max(notified, seq);
+      if (seq > turn.writer.version && !turn.aborted) void check();
+    });
+  }
+}
+
+export function delay(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}

@@ -1,0 +1,83 @@
+/** A task snapshot with the version it was read at, and version-checked writes with retry. */
+
+import type { TurnTicket } from '../coordination.js';
+import { A2AError, taskNotFound } from '../errors.js';
+import { applyEvents } from '../model/task-state.js';
+import type { Task, TaskEvent } from '../model/types.js';
+import type { A2AStore, CommitRequest, CommitResult, StoreCallContext } from '../store.js';
+
+export interface CommitOptions {
+  /**
+   * The principal on whose behalf the commit is made: the owner of a task it creates, and the
+   * scope in which the store indexes the user messages it carries (see CommitRequest.owner).
+   */
+  owner?: string | undefined;
+  /** Take a turn's slot in the context's queue in the same commit (the store's `enqueueTurn`). */
+  takeSlot?: CommitRequest['enqueueTurn'];
+  /** Release this slot in the same commit: the events end its turn (the store's `finishTurn`). */
+  releaseSlot?: TurnTicket | undefined;
+}
+
+/** Version conflicts in a row before a write gives up (other writers keep winning the race). */
+const MAX_ATTEMPTS = 20;
+
+export class TaskWriter {
+  task: Task;
+  version: number;
+
+  constructor(
+    private readonly store: A2AStore,
+    task: Task,
+    version: number,
+    /** The caller on whose behalf it writes. */
+    private readonly ctx: StoreCallContext | undefined,
+  ) {
+    this.task = task;
+    this.version = version;
+  }
+
+  /**
+   * Builds events from the current snapshot and commits them; on a version conflict reloads and
+   * builds again. Returns undefined when `build` decided there is nothing to write.
+   */
+  async commit(
+    build: (task: Task) => TaskEvent[] | undefined,
+    options: CommitOptions = {},
+  ): Promise<CommitResult | undefined> {
+    for (let attempt = 1; ; attempt++) {
+      const events = build(this.task);
+      if (events === undefined || events.length === 0) return undefined;
+      const next = applyEvents(this.version === 0 ? undefined : this.task, events);
+      try {
+        const result = await this.store.commit(
+          {
+            taskId: this.task.id,
+            expectedVersion: this.version,
+            task: next,
+            events,
+            // Snapshots are copy-on-write (applyEvents) and events are built here from copies of
+            // what the agent passed: nothing changes them after the commit.
+            transfer: true,
+            ...(options.owner === undefined ? {} : { owner: options.owner }),
+            ...(options.takeSlot === undefined ? {} : { enqueueTurn: options.takeSlot }),
+            ...(options.releaseSlot === undefined ? {} : { finishTurn: options.releaseSlot }),
+          },
+          this.ctx,
+        );
+        this.task = next;
+        this.version = result.version;
+        return result;
+      } catch (error) {
+        if (!(A2AError.is(error) && error.code === 'VERSION_CONFLICT') || attempt >= MAX_ATTEMPTS) throw error;
+        await this.reload();
+      }
+    }
+  }
+
+  async reload(): Promise<void> {
+    const record = await this.store.getTask(this.task.id, this.ctx);
+    if (record === undefined) throw taskNotFound(this.task.id);
+    this.task = record.task;
+    this.version = record.version;
+  }
+}

@@ -1,0 +1,120 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import {
+  A2AError,
+  checkCommitRequest,
+  indexedMessageIds,
+  indexedMessages,
+  type Message,
+  messageDigest,
+  type TaskEvent,
+} from '../src/index.js';
+import { agentMessage, statusUpdate, taskFixture, userMessage } from '../src/testing/index.js';
+
+const sha256 = (text: string): string => createHash('sha256').update(text).digest('hex');
+
+describe('messageDigest', () => {
+  it('is SHA-256 in hex of the canonical JSON of role, parts, metadata, extensions and referenceTaskIds', () => {
+    const message: Message = {
+      kind: 'message',
+      messageId: 'm-1',
+      role: 'user',
+      parts: [{ kind: 'text', text: 'hi', metadata: { z: 1, a: 2 } }],
+      metadata: { b: [1, 'x', null], a: true },
+      extensions: ['https://example.com/ext'],
+      referenceTaskIds: ['t-0'],
+      taskId: 't-1',
+      contextId: 'c-1',
+    };
+    // Keys sorted at every level, no whitespace, ids and kind left out.
+    const canonical =
+      '{"extensions":["https://example.com/ext"],"metadata":{"a":true,"b":[1,"x",null]},' +
+      '"parts":[{"kind":"text","metadata":{"a":2,"z":1},"text":"hi"}],"referenceTaskIds":["t-0"],"role":"user"}';
+    expect(messageDigest(message)).toBe(sha256(canonical));
+    expect(messageDigest(message)).toMatch(/^[0-9a-f]{64}$/);
+  });
+
+  it('ignores messageId, taskId, contextId and key order; reads the message as JSON would', () => {
+    const sent = userMessage('same', { messageId: 'a', metadata: { x: 1, y: { q: 2, p: 3 } } });
+    const stored: Message = {
+      metadata: { y: { p: 3, q: 2 }, x: 1 },
+      contextId: 'generated-context',
+      taskId: 'generated-task',
+      parts: [{ text: 'same', kind: 'text' }],
+      role: 'user',
+      messageId: 'b',
+      kind: 'message',
+    };
+    expect(messageDigest(stored)).toBe(messageDigest(sent));
+    // What a store's JSON round trip does to a message changes nothing.
+    expect(messageDigest(JSON.parse(JSON.stringify(sent)) as Message)).toBe(messageDigest(sent));
+    const withUndefined = { ...sent, extensions: undefined, metadata: { ...sent.metadata, gone: undefined } };
+    expect(messageDigest(withUndefined as Message)).toBe(messageDigest(sent));
+    // Unicode is digested as its characters, not as escapes.
+    const unicode = userMessage('héllo 👩🏽‍💻 \u2028');
+    expect(messageDigest(unicode)).toBe(
+      sha256(`{"parts":[{"kind":"text","text":"héllo 👩🏽‍💻 \u2028"}],"role":"user"}`),
+    );
+  });
+
+  it('changes with every field it covers', () => {
+    const base = userMessage('text', { metadata: { k: 'v' }, extensions: ['e'], referenceTaskIds: ['r'] });
+    const digests = new Set(
+      [
+        base,
+        { ...base, role: 'agent' as const },
+        { ...base, parts: [{ kind: 'text' as const, text: 'other' }] },
+        { ...base, parts: [...base.parts, { kind: 'text' as const, text: 'more' }] },
+        { ...base, metadata: { k: 'w' } },
+        { ...base, metadata: undefined },
+        { ...base, extensions: ['f'] },
+        { ...base, referenceTaskIds: [] },
+      ].map((message) => messageDigest(message)),
+    );
+    expect(digests.size).toBe(8);
+  });
+});
+
+describe('indexedMessages', () => {
+  it('gives the user messages a commit indexes, in event order, with their digests', () => {
+    const first = userMessage('first');
+    const task = taskFixture({ history: [first, userMessage('not indexed')] });
+    const followUp = userMessage('follow-up', { taskId: task.id, contextId: task.contextId });
+    const events: TaskEvent[] = [
+      task,
+      statusUpdate(task, 'working', { message: 'agent' }),
+      followUp,
+      taskFixture({ history: [agentMessage('agent first')] }),
+    ];
+    expect(indexedMessages(events)).toEqual([
+      { messageId: first.messageId, digest: messageDigest(first) },
+      { messageId: followUp.messageId, digest: messageDigest(followUp) },
+    ]);
+    expect(indexedMessageIds(events)).toEqual([first.messageId, followUp.messageId]);
+  });
+});
+
+describe('checkCommitRequest', () => {
+  const request = () => {
+    const task = taskFixture();
+    return { taskId: task.id, expectedVersion: 0, task, events: [task] };
+  };
+
+  it('accepts a commit without an owner or with a principal id', () => {
+    expect(() => checkCommitRequest(request(), 'TestStore')).not.toThrow();
+    expect(() => checkCommitRequest({ ...request(), owner: 'alice' }, 'TestStore')).not.toThrow();
+  });
+
+  it('refuses an empty or non-string owner with INTERNAL, saying what to pass', () => {
+    for (const owner of ['', 42, null]) {
+      let error: unknown;
+      try {
+        checkCommitRequest({ ...request(), owner: owner as string }, 'TestStore');
+      } catch (caught) {
+        error = caught;
+      }
+      expect(A2AError.is(error) && error.code, String(owner)).toBe('INTERNAL');
+      expect((error as Error).message).toMatch(/TestStore: commit\(\) for task .* got owner .*non-empty string/);
+    }
+  });
+});

@@ -1,0 +1,97 @@
+/**
+ * Helpers for the runtime tests: the runtime and its parts are driven directly, with the reference
+ * store (`@fastify-a2a/store-memory`, a dev-only dependency of core), and no HTTP binding in between.
+ */
+
+import { MemoryStore } from '@fastify-a2a/store-memory';
+import { afterEach } from 'vitest';
+import type { AgentExecutorLike } from '../../src/executor.js';
+import type { Message, Part, Task } from '../../src/model/types.js';
+import { A2ARuntime, type A2ARuntimeOptions, type RuntimeLogger } from '../../src/runtime.js';
+
+let counter = 0;
+export const nextId = (prefix = 'm'): string => `${prefix}-${Date.now().toString(36)}-${++counter}`;
+
+export function userMessage(text: string, extra: Partial<Message> = {}): Message {
+  return { kind: 'message', role: 'user', messageId: nextId('msg'), parts: [{ kind: 'text', text }], ...extra };
+}
+
+export const textParts = (parts: Part[] | undefined): string =>
+  (parts ?? []).map((p) => (p.kind === 'text' ? p.text : '')).join('');
+
+/** The result of a send as a Task, failing the test when it is a Message. */
+export function asTask(result: Task | Message): Task {
+  if (result.kind !== 'task') throw new Error(`expected a Task, got ${JSON.stringify(result)}`);
+  return result;
+}
+
+/** Polls `probe` until it returns a truthy value or `timeoutMs` passes. */
+export async function waitFor<T>(
+  probe: () => Promise<T> | T,
+  timeoutMs = 5000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+export function waitForAbort(signal: AbortSignal): Promise<void> {
+  return signal.aborted
+    ? Promise.resolve()
+    : new Promise((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+}
+
+export const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Starts runtimes for the calling test file and closes them after each test. Defaults keep tests
+ * short: a fresh MemoryStore, no retention sweep, a 200 ms drain.
+ */
+export function useRuntimes(): (executor: AgentExecutorLike, options?: Partial<A2ARuntimeOptions>) => A2ARuntime {
+  const open: A2ARuntime[] = [];
+  afterEach(async () => {
+    for (const runtime of open.splice(0)) await runtime.close();
+  });
+  return (executor, options = {}) => {
+    const runtime = new A2ARuntime({
+      store: new MemoryStore(),
+      executor,
+      retention: false,
+      drainTimeoutMs: 200,
+      ...options,
+    });
+    open.push(runtime);
+    return runtime;
+  };
+}
+
+export interface LogLine {
+  level: 'debug' | 'info' | 'warn' | 'error';
+  obj: object;
+  msg: string | undefined;
+}
+
+/** A RuntimeLogger that keeps what it is given, for tests that check what a part logs. */
+export function recordingLogger(): RuntimeLogger & { lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const at =
+    (level: LogLine['level']) =>
+    (obj: object, msg?: string): void => {
+      lines.push({ level, obj, msg });
+    };
+  return { lines, debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error') };
+}
+
+/** A promise with its resolve function, for holding a store call or a job run open. */
+export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => void } {
+  let open!: (value: T) => void;
+  const promise = new Promise<T>((resolve) => {
+    open = resolve;
+  });
+  return { promise, open };
+}

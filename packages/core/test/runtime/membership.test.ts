@@ -1,0 +1,205 @@
+/**
+ * Membership alone, with an injected clock and the reference store: the lease this worker holds
+ * (70 % of the TTL, renewed), reaping workers whose lease ran out, noticing its own lease ran out,
+ * and leaving (the lease kept through the drain, the background jobs stopped at once).
+ */
+import { MemoryStore } from '@fastify-a2a/store-memory';
+import { describe, expect, it } from 'vitest';
+import type { TurnTicket } from '../../src/coordination.js';
+import type { Task } from '../../src/model/types.js';
+import { Events } from '../../src/runtime/events.js';
+import { Membership } from '../../src/runtime/membership.js';
+import { gate, recordingLogger, textParts } from './helpers.js';
+
+const TTL = 1000;
+
+function setup(store = new MemoryStore()) {
+  const clock = { now: 1_000_000 };
+  const log = recordingLogger();
+  let ids = 0;
+  const events = new Events(
+    () => clock.now,
+    () => `id-${++ids}`,
+  );
+  const state = { leaseLost: 0 };
+  const membership = new Membership({
+    store,
+    workerId: 'w',
+    clock: () => clock.now,
+    log,
+    events,
+    leaseTtlMs: TTL,
+    onLeaseLost: () => state.leaseLost++,
+  });
+  return { store, clock, log, events, state, membership };
+}
+
+/** A task with a turn of `workerId` running on it, written as that worker's runtime would. */
+async function runningTurn(store: MemoryStore, workerId: string, taskId: string): Promise<TurnTicket> {
+  const messageId = `msg-${taskId}`;
+  const task: Task = {
+    kind: 'task',
+    id: taskId,
+    contextId: `ctx-${taskId}`,
+    status: { state: 'working', timestamp: new Date(0).toISOString() },
+    history: [{ kind: 'message', role: 'user', messageId, parts: [{ kind: 'text', text: 'hi' }] }],
+  };
+  const { turn } = await store.commit({
+    taskId,
+    expectedVersion: 0,
+    task,
+    events: [task],
+    enqueueTurn: { turnId: messageId, workerId },
+  });
+  if (turn === undefined) throw new Error('the store returned no slot');
+  return turn;
+}
+
+describe('membership', () => {
+  it('join takes a lease of 70 % of the TTL; each renewal moves it on', async () => {
+    const { store, clock, membership } = setup();
+    await membership.join();
+    const joinedAt = clock.now;
+    // claimExpiredWorkers(now) claims leases that ended before `now`
+    expect(await store.claimExpiredWorkers(joinedAt + 0.7 * TTL, 'other')).toEqual([]);
+    clock.now += 250;
+    await membership.renewAndReap();
+    expect(await store.claimExpiredWorkers(joinedAt + 0.7 * TTL + 1, 'other')).toEqual([]);
+    const claimed = await store.claimExpiredWorkers(clock.now + 0.7 * TTL + 1, 'other');
+    expect(claimed.map((worker) => worker.workerId)).toEqual(['w']);
+    await membership.leave(async () => {});
+  });
+
+  it('reaps a worker whose lease ran out: fails the task its turn left running and releases the slot', async () => {
+    const { store, clock, log, membership } = setup();
+    await store.heartbeat('dead', clock.now + 100);
+    const slot = await runningTurn(store, 'dead', 'abandoned');
+    await membership.join(); // the lease of "dead" still runs
+    expect((await store.getTask('abandoned'))?.task.status.state).toBe('working');
+
+    clock.now += 200;
+    await membership.renewAndReap();
+    const failed = await store.getTask('abandoned');
+    expect(failed?.task.status.state).toBe('failed');
+    expect(textParts(failed?.task.status.message?.parts)).toMatch(
+      /^Worker lost: worker "dead" stopped renewing its lease \(last heartbeat .+\) before the turn finished\.$/,
+    );
+    expect(await store.listWorkerTurns('dead')).toEqual([]);
+    expect(await store.turnReadiness({ ...slot, position: slot.position + 1 })).toEqual({ ready: true });
+    expect(log.lines.filter((line) => line.level === 'warn').map((line) => line.msg)).toEqual([
+      'a2a: reaped a dead worker',
+    ]);
+    await membership.leave(async () => {});
+  });
+
+  it('a reaped turn that had already ended (its turn-end is the last event) leaves its task as it is', async () => {
+    const { store, clock, events, membership } = setup();
+    await store.heartbeat('dead', clock.now + 100);
+    const slot = await runningTurn(store, 'dead', 'ended');
+    const record = await store.getTask('ended');
+    if (record === undefined) throw new Error('no task');
+    const end = events.turnEnd(record.task, slot.turnId);
+    await store.commit({ taskId: 'ended', expectedVersion: record.version, task: record.task, events: [end] });
+    await membership.join();
+    clock.now += 200;
+    await membership.renewAndReap();
+    expect((await store.getTask('ended'))?.task.status.state).toBe('working');
+    expect(await store.listWorkerTurns('dead')).toEqual([]);
+    await membership.leave(async () => {});
+  });
+
+  it('notices its own lease ran out (a stall longer than the lease): onLeaseLost, not while it renews on time', async () => {
+    const { clock, log, state, membership } = setup();
+    await membership.join();
+    for (let i = 0; i < 4; i++) {
+      clock.now += TTL / 4;
+      await membership.renewAndReap();
+    }
+    expect(state.leaseLost).toBe(0);
+    clock.now += 5 * TTL;
+    await membership.renewAndReap();
+    expect(state.leaseLost).toBe(1);
+    expect(log.lines.filter((line) => line.level === 'error').map((line) => line.msg)).toEqual([
+      'a2a: this worker lost its lease; aborting its running turns',
+    ]);
+    // The renewal that noticed it took a new lease: the next one on time is fine.
+    clock.now += TTL / 4;
+    await membership.renewAndReap();
+    expect(state.leaseLost).toBe(1);
+    await membership.leave(async () => {});
+  });
+
+  it('renews one at a time: a call while a renewal is in progress returns at once', async () => {
+    const { store, membership } = setup();
+    await membership.join();
+    const held = gate();
+    let heartbeats = 0;
+    const heartbeat = store.heartbeat.bind(store);
+    store.heartbeat = async (workerId, leaseUntil, ctx) => {
+      heartbeats++;
+      await held.promise;
+      return heartbeat(workerId, leaseUntil, ctx);
+    };
+    const first = membership.renewAndReap();
+    await membership.renewAndReap();
+    expect(heartbeats).toBe(1);
+    held.open();
+    await first;
+    await membership.leave(async () => {});
+  });
+
+  it('logs a failed renewal instead of throwing it; the next renewal runs', async () => {
+    const { store, log, membership } = setup();
+    await membership.join();
+    const heartbeat = store.heartbeat.bind(store);
+    const failure = new Error('store unreachable (injected)');
+    store.heartbeat = () => Promise.reject(failure);
+    await expect(membership.renewAndReap()).resolves.toBeUndefined();
+    expect(log.lines.find((line) => line.level === 'error')).toEqual({
+      level: 'error',
+      obj: { err: failure, job: 'lease renewal or reaping' },
+      msg: 'a2a: lease renewal or reaping failed',
+    });
+    let renewed = false;
+    store.heartbeat = (workerId, leaseUntil, ctx) => {
+      renewed = true;
+      return heartbeat(workerId, leaseUntil, ctx);
+    };
+    await membership.renewAndReap();
+    expect(renewed).toBe(true);
+    await membership.leave(async () => {});
+  });
+
+  it('leave(): stops the jobs at once, keeps renewing but reaps no one while draining, then gives the lease up', async () => {
+    const { store, clock, membership } = setup();
+    let sweeps = 0;
+    const sweep = membership.jobs.add({ name: 'sweep', intervalMs: 60_000, run: async () => void sweeps++ });
+    await store.heartbeat('dead', clock.now + 100);
+    await runningTurn(store, 'dead', 'left-running');
+    await membership.join();
+
+    const heartbeats: number[] = [];
+    const heartbeat = store.heartbeat.bind(store);
+    store.heartbeat = (workerId, leaseUntil, ctx) => {
+      if (workerId === 'w') heartbeats.push(leaseUntil);
+      return heartbeat(workerId, leaseUntil, ctx);
+    };
+    await membership.leave(async () => {
+      await sweep.run(); // stopped: does nothing
+      clock.now += 200; // "dead" is past its lease, but a leaving worker reaps no one
+      await membership.renewAndReap();
+      clock.now += 2 * TTL; // a drain longer than the lease: still renewed
+      await membership.renewAndReap();
+    });
+    expect(sweeps).toBe(0);
+    expect(heartbeats).toHaveLength(2);
+    expect((await store.getTask('left-running'))?.task.status.state).toBe('working');
+    expect((await store.listWorkerTurns('dead')).length).toBe(1);
+
+    // Left: no more renewals, and the lease row is gone (nothing for another worker to reap).
+    await membership.renewAndReap();
+    expect(heartbeats).toHaveLength(2);
+    const claimed = await store.claimExpiredWorkers(clock.now + 10 * TTL, 'other');
+    expect(claimed.map((worker) => worker.workerId)).toEqual(['dead']);
+  });
+});

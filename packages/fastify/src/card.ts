@@ -1,0 +1,148 @@
+/**
+ * The agent card (A2A §5.5): the application's fields, plus what this plugin implements, filled in
+ * so the card declares exactly that. Its URLs start from a base URL that no client can choose.
+ */
+
+import {
+  A2A_0_3_VERSION,
+  type AgentCard,
+  type DeclaredCapabilities,
+  type SecurityScheme,
+  securityRequirementsOut1_0,
+  securitySchemeOut1_0,
+} from '@fastify-a2a/core';
+import type { FastifyRequest } from 'fastify';
+import type { AgentCardInput } from './options.js';
+
+/** Where the plugin serves each binding, relative to the public base URL. */
+export interface InterfacePaths {
+  /** The JSON-RPC endpoint, e.g. `/agents/echo/a2a`. */
+  jsonRpc: string;
+  /** The HTTP+JSON base (its routes are `<base>/v1/…`), or undefined when REST is off. */
+  rest: string | undefined;
+}
+
+/** What the card declares beyond the application's fields: the features this registration serves. */
+export interface CardFeatures {
+  /** Read by the capability gate of dispatch too, so the card and the answers agree. */
+  capabilities: DeclaredCapabilities;
+  /** The schemes the `authenticate` option accepts, and `security` naming each as an alternative. */
+  security?: { securitySchemes: Record<string, SecurityScheme>; security: Record<string, string[]>[] } | undefined;
+}
+
+/** The features of a registration with no authentication, push or extended card. */
+export const BASIC_FEATURES: CardFeatures = Object.freeze({
+  capabilities: Object.freeze({ streaming: true, pushNotifications: false, extendedAgentCard: false }),
+});
+
+/** §5.5: the card for clients reaching this agent at `base`. */
+export function buildCard(
+  input: AgentCardInput,
+  base: string,
+  paths: InterfacePaths,
+  features: CardFeatures = BASIC_FEATURES,
+): AgentCard {
+  const url = `${base}${paths.jsonRpc}`;
+  const { capabilities } = features;
+  const card: AgentCard = {
+    ...input,
+    protocolVersion: A2A_0_3_VERSION,
+    url,
+    preferredTransport: 'JSONRPC',
+    capabilities: {
+      ...(input.capabilities?.extensions ? { extensions: input.capabilities.extensions } : {}),
+      streaming: capabilities.streaming,
+      pushNotifications: capabilities.pushNotifications,
+      stateTransitionHistory: false,
+    },
+    defaultInputModes: input.defaultInputModes ?? ['text/plain'],
+    defaultOutputModes: input.defaultOutputModes ?? ['text/plain'],
+    skills: input.skills ?? [],
+    supportsAuthenticatedExtendedCard: capabilities.extendedAgentCard,
+  };
+  if (features.security !== undefined) {
+    // The application's own schemes stay; the authenticators' join them (names were checked to differ).
+    card.securitySchemes = { ...input.securitySchemes, ...features.security.securitySchemes };
+    card.security = input.security ?? features.security.security;
+  }
+  const restUrl = paths.rest === undefined ? undefined : `${base}${paths.rest}`;
+  // 0.3 §5.6: every interface the agent serves, the preferred one included, each with its transport.
+  if (restUrl !== undefined) {
+    card.additionalInterfaces = [
+      { url, transport: 'JSONRPC' },
+      { url: restUrl, transport: 'HTTP+JSON' },
+    ];
+  }
+  // 1.0 §4.4.1: one entry per (binding, version) served, the preferred first. The same URLs serve
+  // both versions; a request's A2A-Version header picks one. 0.3 clients read the fields above and
+  // ignore these; 1.0 clients read these.
+  card.supportedInterfaces = [];
+  for (const protocolVersion of ['1.0', '0.3']) {
+    card.supportedInterfaces.push({ url, protocolBinding: 'JSONRPC', protocolVersion });
+    if (restUrl !== undefined)
+      card.supportedInterfaces.push({ url: restUrl, protocolBinding: 'HTTP+JSON', protocolVersion });
+  }
+  card.capabilities.extendedAgentCard = capabilities.extendedAgentCard;
+  return card;
+}
+
+/**
+ * The card as served at the well-known URL, to 0.3 and 1.0 clients alike: 0.3's shape with 1.0's
+ * fields beside it. Each security scheme carries both its 0.3 form (`type`, `scheme`…) and its
+ * 1.0 one (`httpAuthSecurityScheme: {…}`); `securityRequirements` (1.0) mirrors `security`.
+ * Readers of either version ignore the other's members.
+ */
+export function servedCardJson(card: AgentCard): string {
+  if (card.securitySchemes === undefined && card.security === undefined) return JSON.stringify(card);
+  const served: Record<string, unknown> = { ...card };
+  if (card.securitySchemes !== undefined) {
+    served.securitySchemes = Object.fromEntries(
+      Object.entries(card.securitySchemes).map(([name, scheme]) => [
+        name,
+        { ...scheme, ...(securitySchemeOut1_0(scheme) as Record<string, unknown>) },
+      ]),
+    );
+  }
+  if (card.security !== undefined) served.securityRequirements = securityRequirementsOut1_0(card.security);
+  return JSON.stringify(served);
+}
+
+/**
+ * The public base URL (scheme, host, port; no path) of a request:
+ * - the `baseUrl` option when set;
+ * - with Fastify's `trustProxy` on, what the proxy says (`X-Forwarded-Proto`, `X-Forwarded-Host`,
+ *   else `Host`): the application trusts that proxy with these headers;
+ * - otherwise the address the client connected to. Never the bare `Host` header: it is the
+ *   client's to choose, and a card pointing elsewhere (`Host: evil.example`) would send the next
+ *   client, or a cache, to that host.
+ */
+export function publicBase(request: FastifyRequest, baseUrl: string | undefined): string {
+  if (baseUrl !== undefined) return baseUrl;
+  // `request.ips` exists only when trustProxy is on (Fastify's Request with trust-proxy support).
+  if (request.ips !== undefined) return `${request.protocol}://${request.host}`;
+  const { localAddress, localPort } = request.socket ?? {};
+  if (localAddress === undefined || localPort === undefined) return `${request.protocol}://localhost`;
+  const address = localAddress.startsWith('::ffff:') ? localAddress.slice('::ffff:'.length) : localAddress;
+  return `${request.protocol}://${address.includes(':') ? `[${address}]` : address}:${localPort}`;
+}
+
+/** The card and its JSON per base URL, made once each (bounded: only a trusting proxy varies the base). */
+export class CardCache {
+  readonly #entries = new Map<string, { card: AgentCard; json: string }>();
+
+  constructor(
+    private readonly input: AgentCardInput,
+    private readonly paths: InterfacePaths,
+    private readonly features: CardFeatures = BASIC_FEATURES,
+  ) {}
+
+  get(base: string): { card: AgentCard; json: string } {
+    let entry = this.#entries.get(base);
+    if (entry === undefined) {
+      const card = buildCard(this.input, base, this.paths, this.features);
+      entry = { card, json: servedCardJson(card) };
+      if (this.#entries.size < 64) this.#entries.set(base, entry);
+    }
+    return entry;
+  }
+}

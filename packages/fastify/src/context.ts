@@ -1,0 +1,123 @@
+/**
+ * The edge: what the plugin reads off an HTTP request to build the {@link CallContext} every
+ * operation gets. Nothing past this file looks at headers.
+ */
+
+import {
+  A2AError,
+  type BindingName,
+  type CallContext,
+  type Principal,
+  type ProtocolVersion,
+  type StreamSignal,
+} from '@fastify-a2a/core';
+import type { FastifyRequest } from 'fastify';
+import { principalOfRequest } from './auth/authentication.js';
+
+/** The protocol versions served, as `A2A-Version` names them (major.minor). */
+export const SERVED_VERSIONS: readonly ProtocolVersion[] = ['0.3', '1.0'];
+
+/** The service parameter naming the version a client speaks (A2A 1.0 §3.6), as a header or a query parameter. */
+export const VERSION_HEADER = 'a2a-version';
+const VERSION_QUERY = 'A2A-Version';
+
+/**
+ * The protocol version a request asks for (A2A 1.0 §3.6.2): the `A2A-Version` header, else the
+ * query parameter of the same name; absent or empty means 0.3 (clients of 0.3 send neither). A
+ * patch number is ignored (`1.0.1` is 1.0).
+ * @throws {A2AError} VERSION_NOT_SUPPORTED for a version this server does not serve.
+ */
+export function requestedVersion(request: FastifyRequest): ProtocolVersion {
+  const header = request.headers[VERSION_HEADER];
+  let value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined) {
+    const query = (request.query as Record<string, unknown> | undefined)?.[VERSION_QUERY];
+    value = typeof query === 'string' ? query : undefined;
+  }
+  const text = value?.trim() ?? '';
+  if (text === '') return '0.3';
+  const match = /^(\d+)\.(\d+)(?:\.\d+)?$/.exec(text);
+  const version = match === null ? undefined : `${Number(match[1])}.${Number(match[2])}`;
+  if (version === '0.3' || version === '1.0') return version;
+  throw new A2AError(
+    'VERSION_NOT_SUPPORTED',
+    `Version not supported: A2A-Version "${text}"; this agent serves ${SERVED_VERSIONS.join(' and ')} (send A2A-Version: 1.0, or no header for 0.3).`,
+    { data: { requested: text, supported: SERVED_VERSIONS.join(', ') } },
+  );
+}
+
+/**
+ * Ends one stream when its client goes away or the server closes: the part of an AbortSignal the
+ * runtime uses ({@link StreamSignal}), without an AbortController's weight (see bench/PROFILE.md).
+ */
+export class StreamEnd implements StreamSignal {
+  aborted = false;
+  #listeners: (() => void)[] | undefined;
+
+  addEventListener(_type: 'abort', listener: () => void): void {
+    this.#listeners ??= [];
+    this.#listeners.push(listener);
+  }
+
+  removeEventListener(_type: 'abort', listener: () => void): void {
+    const index = this.#listeners?.indexOf(listener) ?? -1;
+    if (index >= 0) this.#listeners?.splice(index, 1);
+  }
+
+  abort(): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    for (const listener of this.#listeners?.splice(0) ?? []) listener();
+  }
+}
+
+/** SSE `Last-Event-ID` (a sequence number this server sent as an event id), or undefined. */
+function lastEventIdOf(request: FastifyRequest): number | undefined {
+  const header = request.headers['last-event-id'];
+  return typeof header === 'string' && /^\d{1,15}$/.test(header) ? Number(header) : undefined;
+}
+
+/**
+ * One request's context. Its stream signal is made on first read: only streaming operations read
+ * it, so a plain request creates none.
+ */
+export class RequestContext implements CallContext {
+  readonly version: ProtocolVersion;
+  readonly binding: BindingName;
+  readonly principal: Principal | undefined;
+  readonly tenant: string | undefined;
+  readonly lastEventId: number | undefined;
+  #streamEnd: StreamEnd | undefined;
+
+  constructor(
+    /** The HTTP request: for the application's own callbacks (the extended card's), never read below the edge. */
+    readonly request: FastifyRequest,
+    binding: BindingName,
+    version: ProtocolVersion,
+    tenant?: string,
+  ) {
+    this.binding = binding;
+    this.version = version;
+    // Found by the authenticate option's hook before the body was read; undefined when it is off.
+    this.principal = principalOfRequest(request);
+    // The HTTP+JSON binding of 1.0 carries it in the path (`/{tenant}/…`).
+    this.tenant = tenant;
+    this.lastEventId = lastEventIdOf(request);
+  }
+
+  get signal(): StreamEnd {
+    this.#streamEnd ??= new StreamEnd();
+    return this.#streamEnd;
+  }
+
+  /** The stream signal if an operation asked for one. */
+  get streamEnd(): StreamEnd | undefined {
+    return this.#streamEnd;
+  }
+}
+
+/** Whether the client reads `text/event-stream` (the `Accept` header names it, or any type). */
+export function acceptsEventStream(request: FastifyRequest): boolean {
+  const accept = request.headers.accept;
+  return typeof accept === 'string' && accept.includes('text/event-stream');
+}

@@ -1,0 +1,302 @@
+/**
+ * The plugin's options: their type (with JSDoc), and one spec that gives each option its check and
+ * default. Validation, defaults and the list of known options all come from the spec; the type is
+ * tied to it so neither can gain an option the other lacks.
+ */
+
+import type {
+  A2AStore,
+  AccessRule,
+  AgentCard,
+  AgentExecutorLike,
+  AuthorizeHook,
+  Principal,
+  RetentionOptions,
+} from '@fastify-a2a/core';
+import { A2AError } from '@fastify-a2a/core';
+import type { FastifyRequest } from 'fastify';
+import type { AuthenticateOption } from './auth/authentication.js';
+
+/** The parts of an agent card the application decides; the plugin fills in the rest (§5.5). */
+export type AgentCardInput = Omit<
+  AgentCard,
+  | 'protocolVersion'
+  | 'url'
+  | 'preferredTransport'
+  | 'additionalInterfaces'
+  | 'capabilities'
+  | 'defaultInputModes'
+  | 'defaultOutputModes'
+  | 'skills'
+> &
+  Partial<Pick<AgentCard, 'defaultInputModes' | 'defaultOutputModes' | 'skills'>> & {
+    capabilities?: Pick<AgentCard['capabilities'], 'extensions'>;
+  };
+
+/**
+ * The authenticated extended card (A2A §5.5, §7.10): the fields that differ from the public card
+ * (more skills, say); each replaces the public card's. Or a function of the caller returning them.
+ */
+export type ExtendedAgentCardOption =
+  | Partial<AgentCardInput>
+  | ((principal: Principal, request: FastifyRequest) => Partial<AgentCardInput> | Promise<Partial<AgentCardInput>>);
+
+export interface A2APluginOptions {
+  /** The agent's card: name, description, version, skills… `url`, `protocolVersion` and `capabilities` are filled in. */
+  agentCard: AgentCardInput;
+  /** Runs the agent's turns: an object with `execute(turn)` or that function itself. */
+  executor: AgentExecutorLike;
+  /**
+   * A store instance (left open on close; you own it) or a URL — `memory:`, `sqlite:<path>`,
+   * `postgres://…` — for a store the plugin creates, opens and closes.
+   * @default 'memory:'
+   */
+  store?: A2AStore | string;
+  /**
+   * Isolates this agent's rows when several agents share one database. With a store URL the plugin
+   * passes it to the store; a store instance carries its own (give it to the store's constructor),
+   * and a different value here fails `register`. @default 'default'
+   */
+  namespace?: string;
+  /**
+   * Route prefix. fastify-plugin plugins ignore Fastify's own `prefix` register option, so the
+   * plugin reads it here and applies it to its routes. @default ''
+   */
+  prefix?: string;
+  /**
+   * Public base URL for the card's interface URLs (behind a proxy or load balancer). Without it the
+   * card names the address the client connected to, or, when Fastify's `trustProxy` is set, the
+   * `X-Forwarded-Proto`/`X-Forwarded-Host` the proxy sent; never a bare `Host` header.
+   * @default the address the client connected to
+   */
+  baseUrl?: string;
+  /** Serve the HTTP+JSON (REST) binding beside JSON-RPC, under `<prefix>/v1/…`. @default true */
+  rest?: boolean;
+  /**
+   * Who is calling (A2A §4): `bearerTokens({...})`, `apiKeys({...})`, `jwtBearer({...})`, an array of
+   * them (any one may accept a call), or your own `(request) => principal | null`. Every A2A route
+   * but the public card and the health check then answers a call without valid credentials with
+   * HTTP 401 and `WWW-Authenticate`; the card declares the schemes. @default undefined (open)
+   */
+  authenticate?: AuthenticateOption;
+  /**
+   * Declarative authorization: `[{ role?, scope?, principal?, allow: [operations or 'read' | 'write' | '*'] }]`.
+   * A call is allowed when a rule for its caller allows its operation; anything else is refused
+   * with PERMISSION_DENIED (HTTP 403). @default undefined (no rules)
+   */
+  accessRules?: readonly AccessRule[];
+  /**
+   * Decides, after validation, whether the caller may run an operation: return `false` (or throw an
+   * A2AError) to refuse with PERMISSION_DENIED. Every binding calls it, after `accessRules`.
+   * @default undefined (all allowed)
+   */
+  authorize?: AuthorizeHook;
+  /**
+   * The card authenticated callers get from `agent/getAuthenticatedExtendedCard` (1.0:
+   * `GetExtendedAgentCard`): fields replacing the public card's, or a function of the caller
+   * returning them. Needs `authenticate`. @default undefined (none: -32007)
+   */
+  extendedAgentCard?: ExtendedAgentCardOption;
+  /**
+   * What a message gets whose `messageId` its caller already used for different content: `'reject'`
+   * (-32602; a retry must resend the message unchanged) or `'replay'` (the original task, like a
+   * retry: what the A2A TCK's concurrency tests expect). @default 'reject'
+   */
+  messageIdReuse?: 'reject' | 'replay';
+  /** Fails a turn that runs longer than this many ms. @default undefined (no limit) */
+  turnTimeoutMs?: number;
+  /** SSE comment sent this often so proxies keep idle streams open. 0 disables it. @default 15000 */
+  heartbeatIntervalMs?: number;
+  /** Largest accepted request body in bytes. @default 10485760 (10 MiB) */
+  bodyLimit?: number;
+  /**
+   * A request's body must arrive within this many ms of its headers, or the client gets 408 and
+   * the connection closes (a client trickling a body would hold its connection for minutes).
+   * 0 turns it off. @default 30000
+   */
+  bodyTimeoutMs?: number;
+  /** Purge of terminal tasks; `false` disables it. @default { ttlMs: 86_400_000, sweepIntervalMs: 600_000 } */
+  retention?: RetentionOptions | false;
+  /** Safety net for lost notifications: this often, one `store.getVersions` call checks every task this worker's streams wait on. @default 2000 */
+  followPollIntervalMs?: number;
+  /** This process's id in the store's worker leases. @default `<hostname>-<pid>-<random>` */
+  workerId?: string;
+  /**
+   * A worker that has not renewed its lease for this long is dead to the others: one of them fails
+   * the tasks it was running ("worker lost"). @default 15000
+   */
+  leaseTtlMs?: number;
+  /** On close, running turns may finish for this long before they are aborted and failed. @default 10000 */
+  drainTimeoutMs?: number;
+  /** A turn queued behind another of its context re-checks the queue this often. @default 100 */
+  turnPollIntervalMs?: number;
+}
+
+interface OptionSpec<T> {
+  /** Returns a problem ("must be …") or undefined when the value is acceptable. Not called for undefined. */
+  check(value: unknown): string | undefined;
+  default?: T;
+  required?: true;
+}
+
+const nonNegativeMs = (value: unknown): string | undefined =>
+  typeof value === 'number' && Number.isFinite(value) && value >= 0
+    ? undefined
+    : 'must be a non-negative number of milliseconds';
+const positiveMs = (value: unknown): string | undefined =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0
+    ? undefined
+    : 'must be a positive number of milliseconds';
+const nonEmptyString = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' ? undefined : 'must be a non-empty string';
+const isFunction = (value: unknown): string | undefined =>
+  typeof value === 'function' ? undefined : 'must be a function';
+
+function checkCard(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return 'is required: { name, description, version, … }';
+  const card = value as Record<string, unknown>;
+  for (const field of ['name', 'description', 'version']) {
+    if (typeof card[field] !== 'string' || card[field] === '') return `.${field} must be a non-empty string`;
+  }
+  for (const field of ['url', 'protocolVersion', 'preferredTransport', 'additionalInterfaces']) {
+    if (card[field] !== undefined) return `.${field} is filled in by the plugin; leave it out`;
+  }
+  return undefined;
+}
+
+function checkStore(value: unknown): string | undefined {
+  if (typeof value === 'string') return value.trim() === '' ? 'must not be an empty URL' : undefined;
+  return typeof (value as { commit?: unknown } | null)?.commit === 'function'
+    ? undefined
+    : 'must be a store instance or a URL such as memory:, sqlite:./a2a.db or postgres://…';
+}
+
+function checkRetention(value: unknown): string | undefined {
+  if (value === false) return undefined;
+  if (value === null || typeof value !== 'object') return 'must be false or { ttlMs?, sweepIntervalMs? }';
+  const { ttlMs, sweepIntervalMs } = value as RetentionOptions;
+  if (ttlMs !== undefined && positiveMs(ttlMs)) return '.ttlMs must be a positive number of milliseconds';
+  if (sweepIntervalMs !== undefined && positiveMs(sweepIntervalMs)) {
+    return '.sweepIntervalMs must be a positive number of milliseconds';
+  }
+  return undefined;
+}
+
+/** Every option: its check and default. Adding an option to the type without a row here does not compile. */
+export const OPTION_SPEC = {
+  agentCard: { required: true, check: checkCard },
+  executor: {
+    required: true,
+    check: (value) =>
+      typeof value === 'function' || typeof (value as { execute?: unknown } | null)?.execute === 'function'
+        ? undefined
+        : 'must be a function or an object with an execute(turn) method',
+  },
+  store: { default: 'memory:', check: checkStore },
+  namespace: { check: nonEmptyString },
+  prefix: {
+    default: '',
+    check: (value) =>
+      typeof value === 'string' && (value === '' || value.startsWith('/'))
+        ? undefined
+        : 'must start with "/" (e.g. "/agents/echo")',
+  },
+  baseUrl: {
+    check: (value) => {
+      try {
+        const url = new URL(value as string);
+        return url.protocol === 'http:' || url.protocol === 'https:' ? undefined : 'must be an http(s) URL';
+      } catch {
+        return `must be an absolute URL such as https://agents.example.com; got ${JSON.stringify(value)}`;
+      }
+    },
+  },
+  rest: { default: true, check: (value) => (typeof value === 'boolean' ? undefined : 'must be true or false') },
+  authenticate: {
+    check: (value) =>
+      typeof value === 'function' || (value !== null && typeof value === 'object')
+        ? undefined
+        : 'must be bearerTokens(…), apiKeys(…), jwtBearer(…), an array of them, or a function (request) => principal | null',
+  },
+  accessRules: {
+    check: (value) => (Array.isArray(value) ? undefined : 'must be an array of { role?, scope?, principal?, allow }'),
+  },
+  authorize: { check: isFunction },
+  extendedAgentCard: {
+    check: (value) =>
+      typeof value === 'function' || (value !== null && typeof value === 'object' && !Array.isArray(value))
+        ? undefined
+        : 'must be the fields of the extended card (an object) or a function (principal, request) => fields',
+  },
+  messageIdReuse: {
+    default: 'reject',
+    check: (value) => (value === 'reject' || value === 'replay' ? undefined : "must be 'reject' or 'replay'"),
+  },
+  turnTimeoutMs: { check: nonNegativeMs },
+  heartbeatIntervalMs: { default: 15_000, check: nonNegativeMs },
+  bodyLimit: {
+    default: 10 * 1024 * 1024,
+    check: (value) =>
+      Number.isSafeInteger(value) && (value as number) > 0 ? undefined : 'must be a positive whole number of bytes',
+  },
+  bodyTimeoutMs: { default: 30_000, check: nonNegativeMs },
+  retention: { check: checkRetention },
+  followPollIntervalMs: { default: 2000, check: positiveMs },
+  workerId: { check: nonEmptyString },
+  leaseTtlMs: { default: 15_000, check: positiveMs },
+  drainTimeoutMs: { default: 10_000, check: nonNegativeMs },
+  turnPollIntervalMs: { default: 100, check: positiveMs },
+} satisfies { [K in keyof A2APluginOptions]-?: OptionSpec<A2APluginOptions[K]> };
+
+// The spec has no option the type lacks (the `satisfies` above covers the other direction).
+type ExtraSpecKeys = Exclude<keyof typeof OPTION_SPEC, keyof A2APluginOptions>;
+const noExtraSpecKeys: [ExtraSpecKeys] extends [never] ? true : never = true;
+void noExtraSpecKeys;
+
+/** Fastify's own register options, which reach the plugin with its options. */
+const FASTIFY_REGISTER_OPTIONS = new Set(['logLevel', 'logSerializers']);
+
+type Defaulted = {
+  [K in keyof typeof OPTION_SPEC as (typeof OPTION_SPEC)[K] extends { default: unknown } ? K : never]-?: Exclude<
+    A2APluginOptions[K],
+    undefined
+  >;
+};
+
+/** The options with every default filled in. */
+export type ResolvedOptions = Omit<A2APluginOptions, keyof Defaulted> & Defaulted;
+
+export function invalidOption(message: string): A2AError {
+  return new A2AError('INVALID_OPTIONS', `fastify-a2a: ${message}`);
+}
+
+/**
+ * Checks the options against the spec and fills in defaults; `opts` is not modified.
+ * @throws {A2AError} INVALID_OPTIONS naming the option and what it must be.
+ */
+export function resolveOptions(opts: unknown): ResolvedOptions {
+  if (opts === null || typeof opts !== 'object') throw invalidOption('options are required: { agentCard, executor }.');
+  const given = opts as Record<string, unknown>;
+  for (const key of Object.keys(given)) {
+    if (!Object.hasOwn(OPTION_SPEC, key) && !FASTIFY_REGISTER_OPTIONS.has(key)) {
+      throw invalidOption(`unknown option "${key}"; see the README's options table.`);
+    }
+  }
+  const resolved: Record<string, unknown> = {};
+  for (const [key, spec] of Object.entries(OPTION_SPEC) as [string, OptionSpec<unknown>][]) {
+    const value = given[key];
+    if (value === undefined) {
+      if (spec.required) throw invalidOption(`"${key}" is required.`);
+      if (spec.default !== undefined) resolved[key] = spec.default;
+      continue;
+    }
+    const problem = spec.check(value);
+    if (problem !== undefined) {
+      // A problem with a member (".ttlMs must be …") names it: "retention.ttlMs" must be …
+      const member = problem.startsWith('.') ? problem.slice(0, problem.indexOf(' ')) : '';
+      throw invalidOption(`"${key}${member}" ${problem.slice(member.length).trimStart()}.`);
+    }
+    resolved[key] = value;
+  }
+  return resolved as ResolvedOptions;
+}

@@ -1,0 +1,140 @@
+/**
+ * The JSON-RPC binding at `POST <prefix>/a2a`, in a scope of its own: it reads every body as text
+ * (so a body that is not JSON becomes JSON-RPC -32700, §8.1, never Fastify's HTTP 400) without
+ * touching the content-type parsers of the application's other routes.
+ */
+
+import {
+  A2AError,
+  errorResponse,
+  type JsonRpcBinding,
+  type JsonRpcMapping,
+  jsonRpc0_3,
+  jsonRpc1_0,
+  type ProtocolVersion,
+} from '@fastify-a2a/core';
+import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import { type Authentication, requireAuthentication } from '../auth/authentication.js';
+import { limitBodyTime } from '../body-deadline.js';
+import { RequestContext, requestedVersion } from '../context.js';
+import { SSE_ROUTE_OPTIONS, type StreamHub } from '../sse.js';
+
+export interface JsonRpcRoutesOptions {
+  binding: JsonRpcBinding;
+  streams: StreamHub;
+  bodyLimit: number;
+  bodyTimeoutMs: number;
+  /** Authenticates every call before its body is read; undefined when the agent is open. */
+  authentication: Authentication | undefined;
+}
+
+/** `application/json`, or any `application/*+json`, with parameters. */
+export function isJsonContentType(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  if (value === 'application/json') return true; // what nearly every client sends
+  const type = value.split(';')[0]?.trim().toLowerCase() ?? '';
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+/** Fastify's own request errors that are the client's doing: they answer -32600, not -32603. */
+const CLIENT_ERRORS = new Set([
+  'FST_ERR_CTP_INVALID_MEDIA_TYPE',
+  'FST_ERR_CTP_INVALID_CONTENT_LENGTH',
+  'FST_ERR_CTP_EMPTY_TYPE',
+  'FST_ERR_CTP_INVALID_TYPE',
+]);
+
+export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
+  scope,
+  { binding, streams, bodyLimit, bodyTimeoutMs, authentication },
+) => {
+  if (authentication !== undefined) {
+    // The body is not read yet, so the answer's id is null (JSON-RPC 2.0 §5: the id could not be
+    // determined); refusing first means an unauthenticated client cannot make the server parse.
+    requireAuthentication(scope, authentication, (reply, error, status) => {
+      let mapping: JsonRpcMapping = jsonRpc1_0;
+      try {
+        mapping = requestedVersion(reply.request) === '0.3' ? jsonRpc0_3 : jsonRpc1_0;
+      } catch {
+        // A version not served: 1.0's error format, as for the -32009 answer.
+      }
+      return reply
+        .code(status)
+        .type('application/json; charset=utf-8')
+        .send(errorResponse(null, error, mapping));
+    });
+  }
+  limitBodyTime(scope, bodyTimeoutMs, () =>
+    errorResponse(
+      null,
+      new A2AError('INVALID_REQUEST', `Invalid Request: the body did not arrive within ${bodyTimeoutMs} ms.`),
+      jsonRpc0_3,
+    ),
+  );
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
+  scope.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      const tooLarge = new A2AError(
+        'INVALID_REQUEST',
+        `Invalid Request: the body is larger than the ${bodyLimit}-byte limit.`,
+      );
+      return reply.code(413).send(errorResponse(null, tooLarge, jsonRpc0_3));
+    }
+    if (error.code !== undefined && CLIENT_ERRORS.has(error.code)) {
+      request.log.info({ err: error }, 'a2a: malformed JSON-RPC request');
+      const invalid = new A2AError(
+        'INVALID_REQUEST',
+        `Invalid Request: Content-Type must be application/json (got ${JSON.stringify(request.headers['content-type'] ?? '')}).`,
+      );
+      return reply.code(200).send(errorResponse(null, invalid, jsonRpc0_3));
+    }
+    const status = error.statusCode;
+    if (status !== undefined && status >= 400 && status < 500) {
+      // A refusal by one of the application's hooks (an authentication hook's 401, a rate
+      // limiter's 429): its status is what clients and proxies act on, so it is kept, with the
+      // JSON-RPC error clients read.
+      request.log.info({ err: error }, 'a2a: JSON-RPC request refused');
+      const refused = new A2AError('INVALID_REQUEST', `Invalid Request: ${error.message}.`);
+      return reply.code(status).send(errorResponse(null, refused, jsonRpc0_3));
+    }
+    request.log.error({ err: error }, 'a2a: JSON-RPC request failed');
+    const internal = new A2AError(
+      'INTERNAL',
+      'Internal error: the server failed to handle the request; see the server log.',
+    );
+    // A 5xx the error carries (503 from load shedding) is kept, as clients retry by it; the
+    // message, which may name internals, stays in the log.
+    const serverStatus = status !== undefined && status >= 500 && status < 600 ? status : 200;
+    return reply.code(serverStatus).send(errorResponse(null, internal, jsonRpc0_3));
+  });
+
+  scope.post('/a2a', { sse: SSE_ROUTE_OPTIONS }, async (request, reply) => {
+    const contentType = request.headers['content-type'];
+    if (!isJsonContentType(contentType)) {
+      const invalid = new A2AError(
+        'INVALID_REQUEST',
+        `Invalid Request: Content-Type must be application/json (got ${contentType ?? 'none'}).`,
+      );
+      return errorResponse(null, invalid, jsonRpc0_3);
+    }
+    let version: ProtocolVersion;
+    try {
+      version = requestedVersion(request);
+    } catch (error) {
+      // -32009 with 1.0's ErrorInfo: a client that names a version speaks 1.0 or later.
+      return errorResponse(null, error as A2AError, jsonRpc1_0);
+    }
+    // Which version answered (the spec names no header for it; this one mirrors the request's).
+    reply.header('A2A-Version', version);
+    const ctx = new RequestContext(request, 'JSONRPC', version);
+    const outcome = await binding.handle(request.body ?? '', ctx);
+    if (outcome.type === 'response') {
+      if (outcome.status !== undefined) return reply.code(outcome.status).send(outcome.response);
+      if (!outcome.asEvent) return outcome.response;
+      await streams.single(reply, JSON.stringify(outcome.response));
+      return;
+    }
+    await streams.pipe(request, reply, outcome, ctx.signal);
+  });
+};

@@ -1,0 +1,81 @@
+/**
+ * Writing streams as Server-Sent Events (A2A §7.2, §3.5.6), the same way for every binding: each
+ * frame is one event whose `id` is its event sequence number, so a client reconnecting with
+ * `Last-Event-ID` resumes after it on any worker. One heartbeat timer serves every open stream.
+ */
+
+import type { StreamFrame } from '@fastify-a2a/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { StreamEnd } from './context.js';
+
+/** A binding's stream: the frames, and how each one (or a failure) becomes an event. */
+export interface EncodedStream {
+  readonly frames: AsyncGenerator<StreamFrame>;
+  data(frame: StreamFrame): string;
+  /** The event reporting a failure after the stream started (`event` names its type when not `message`). */
+  error(error: unknown): { event?: string; data: string };
+}
+
+/** The SSE route options of every streaming route: the handler decides at run time, no per-stream timer. */
+export const SSE_ROUTE_OPTIONS = {
+  kind: 'manual',
+  heartbeat: false,
+  serializer: (data: unknown) => data as string,
+} as const;
+
+export class StreamHub {
+  readonly #open = new Map<StreamEnd, FastifyReply>();
+  readonly #heartbeat: NodeJS.Timeout | undefined;
+
+  constructor(heartbeatIntervalMs: number) {
+    // One timer for every open stream rather than one per stream (@fastify/sse's own heartbeat is
+    // off on the routes): an idle stream then costs no timer at all.
+    this.#heartbeat =
+      heartbeatIntervalMs > 0
+        ? setInterval(() => {
+            for (const reply of this.#open.values()) {
+              // Only once the response is committed as SSE, and never into a closed socket.
+              if (reply.raw.headersSent && reply.sse.isConnected && !reply.raw.writableEnded) {
+                reply.raw.write(': heartbeat\n\n');
+              }
+            }
+          }, heartbeatIntervalMs)
+        : undefined;
+    this.#heartbeat?.unref();
+  }
+
+  /** Writes the stream until it ends, the client goes away or the server closes. */
+  async pipe(request: FastifyRequest, reply: FastifyReply, stream: EncodedStream, end: StreamEnd): Promise<void> {
+    this.#open.set(end, reply);
+    reply.sse.onClose(() => end.abort());
+    const { frames } = stream;
+    try {
+      for await (const frame of frames) {
+        if (!reply.sse.isConnected) break;
+        await reply.sse.send({ id: String(frame.seq), data: stream.data(frame) });
+      }
+      // A stream that ends before its first event (a reconnect whose Last-Event-ID is the final
+      // event) is still an event stream: EventSource and @a2a-js/sdk refuse a 200 answer whose
+      // Content-Type is not text/event-stream, which is what an empty reply would be.
+      if (!reply.raw.headersSent && reply.sse.isConnected) reply.sse.sendHeaders();
+    } catch (error) {
+      request.log.warn({ err: error }, 'a2a: stream failed');
+      if (reply.sse.isConnected) await reply.sse.send(stream.error(error)).catch(() => undefined);
+    } finally {
+      end.abort();
+      this.#open.delete(end);
+      await frames.return(undefined);
+    }
+  }
+
+  /** Answers a streaming call with one event and ends: how a streaming client reads a refusal. */
+  async single(reply: FastifyReply, data: string): Promise<void> {
+    await reply.sse.send({ data });
+  }
+
+  /** Ends every open stream (server closing) and stops the heartbeat. */
+  close(): void {
+    clearInterval(this.#heartbeat);
+    for (const end of this.#open.keys()) end.abort();
+  }
+}
