@@ -102,12 +102,12 @@ describe('the caller of a turn', () => {
     const callers: Caller[] = [];
     const runtime = start(recordingAgent(callers));
     const alice = callContext({ principal: { id: 'alice' } });
-    const bob = callContext({ principal: { id: 'bob' }, binding: 'HTTP+JSON' });
+    const aliceOverRest = callContext({ principal: { id: 'alice', claims: { via: 'rest' } }, binding: 'HTTP+JSON' });
     const asked = asTask(await runtime.sendMessage({ message: userMessage('hi') }, alice));
-    await runtime.sendMessage({ message: userMessage('answer', { taskId: asked.id }) }, bob);
-    expect(callers.map((c) => [c.principal?.id, c.binding])).toEqual([
-      ['alice', 'JSONRPC'],
-      ['bob', 'HTTP+JSON'],
+    await runtime.sendMessage({ message: userMessage('answer', { taskId: asked.id }) }, aliceOverRest);
+    expect(callers.map((c) => [c.principal?.id, c.principal?.claims?.via, c.binding])).toEqual([
+      ['alice', undefined, 'JSONRPC'],
+      ['alice', 'rest', 'HTTP+JSON'],
     ]);
   });
 
@@ -133,7 +133,8 @@ describe('the store context of calls made for a caller', () => {
     await converse(runtime, ctx);
     // Every kind of call the conversation makes was seen, each with the caller's context.
     expect(new Set(calls.map((c) => c.method))).toEqual(
-      new Set(['commit', 'getTask', 'readEvents', 'getContext', 'setContext', 'findMessage']),
+      // listTasksByContext: a new task in a known context checks who owns that context.
+      new Set(['commit', 'getTask', 'readEvents', 'getContext', 'setContext', 'findMessage', 'listTasksByContext']),
     );
     for (const call of calls) expect(call.ctx, call.method).toStrictEqual({ principal, tenant: 'acme' });
   });

@@ -12,6 +12,7 @@ import { Events } from '../../src/runtime/events.js';
 import { type Accepted, Intake } from '../../src/runtime/intake.js';
 import { TaskWriter } from '../../src/runtime/task-writer.js';
 import type { Turn } from '../../src/runtime/turn.js';
+import { messageDigest } from '../../src/store.js';
 import { recordingLogger, userMessage } from './helpers.js';
 
 const ctx = callContext();
@@ -50,7 +51,11 @@ describe('intake', () => {
     expect(turn.slot).toMatchObject({ taskId: turn.taskId, turnId: message.messageId, workerId: 'w' });
     expect(turn.writer.version).toBe(1);
     expect(await store.listWorkerTurns('w')).toEqual([turn.slot]);
-    expect(await store.findMessage(message.messageId)).toEqual({ taskId: turn.taskId, contextId: turn.slot.contextId });
+    expect(await store.findMessage(message.messageId)).toEqual({
+      taskId: turn.taskId,
+      contextId: turn.slot.contextId,
+      digest: messageDigest(message),
+    });
     const stored = await store.getTask(turn.taskId);
     expect(stored?.task.status.state).toBe('submitted');
     expect(stored?.task.history?.[0]).toMatchObject({ messageId: message.messageId, taskId: turn.taskId });

@@ -304,7 +304,7 @@ describe('listTasks', () => {
     }
   });
 
-  it('calls the store with the caller’s principal and tenant (its StoreCallContext)', async () => {
+  it('calls the store with the caller’s principal and tenant (its StoreCallContext), listing only the caller’s own tasks', async () => {
     const store = new MemoryStore();
     const calls: { query: TaskListQuery; ctx: StoreCallContext | undefined }[] = [];
     const listTasks = store.listTasks.bind(store);
@@ -318,8 +318,9 @@ describe('listTasks', () => {
     await runtime.listTasks({ pageSize: 5, status: 'working' });
     await runtime.listTasks({}, callContext({ principal: { id: 'alice' }, tenant: 'acme' }));
     expect(calls).toEqual([
-      { query: { limit: 5, state: 'working' }, ctx: undefined },
-      { query: { limit: 50 }, ctx: { principal: { id: 'alice' }, tenant: 'acme' } },
+      // owner null: an anonymous caller sees the anonymous tasks only.
+      { query: { limit: 5, state: 'working', owner: null }, ctx: undefined },
+      { query: { limit: 50, owner: 'alice' }, ctx: { principal: { id: 'alice' }, tenant: 'acme' } },
     ]);
   });
 
