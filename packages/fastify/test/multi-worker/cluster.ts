@@ -105,21 +105,28 @@ export class Cluster {
     return worker;
   }
 
+  /** `headers` go with the request: `authorization: Bearer tok-<name>` calls as principal <name>. */
   async call<T = unknown>(
     method: string,
     params: unknown,
     worker: Worker = this.nextWorker(),
+    headers: Readonly<Record<string, string>> = {},
   ): Promise<JsonRpcResponse<T>> {
     const res = await fetch(`${worker.url}/a2a`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: { 'content-type': 'application/json', ...headers },
       body: JSON.stringify(rpcBody(method, params)),
     });
     return (await res.json()) as JsonRpcResponse<T>;
   }
 
-  async result<T>(method: string, params: unknown, worker?: Worker): Promise<T> {
-    const body = await this.call<T>(method, params, worker);
+  async result<T>(
+    method: string,
+    params: unknown,
+    worker?: Worker,
+    headers: Readonly<Record<string, string>> = {},
+  ): Promise<T> {
+    const body = await this.call<T>(method, params, worker, headers);
     if (!('result' in body)) throw new Error(`${method} failed: ${JSON.stringify(body)}`);
     return body.result;
   }

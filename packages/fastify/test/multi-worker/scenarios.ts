@@ -422,6 +422,46 @@ export function multiWorkerScenarios(options: MultiWorkerOptions): void {
       expect(abort.worker).toBe(last().id);
     });
 
+    it('two principals: Alice’s task, asked on A, is not found for Bob on any worker by any operation, while Alice answers it on C', async () => {
+      const alice = { authorization: 'Bearer tok-alice' };
+      const bob = { authorization: 'Bearer tok-bob' };
+      const question = userMessage('ask:Which city?');
+      const asked = await cluster.result<Task>('message/send', { message: question }, w(1), alice);
+      taskIds.add(asked.id);
+      expect(asked.status.state).toBe('input-required');
+      const notFound = { error: { code: -32001 } };
+      for (const worker of cluster.workers) {
+        expect(await cluster.call('tasks/get', { id: asked.id }, worker, bob)).toMatchObject(notFound);
+        expect(await cluster.call('tasks/cancel', { id: asked.id }, worker, bob)).toMatchObject(notFound);
+        const followUp = { message: userMessage('Atlantis', { taskId: asked.id }) };
+        expect(await cluster.call('message/send', followUp, worker, bob)).toMatchObject(notFound);
+        const resubscribe = await fetch(`${worker.url}/v1/tasks/${asked.id}:subscribe`, {
+          method: 'POST',
+          headers: { accept: 'text/event-stream', ...bob },
+        });
+        expect(resubscribe.status).toBe(404);
+        await resubscribe.body?.cancel();
+        // ListTasks (1.0 over HTTP+JSON) lists none of Alice's tasks for Bob.
+        const listed = await fetch(`${worker.url}/tasks?contextId=${asked.contextId}`, {
+          headers: { 'a2a-version': '1.0', ...bob },
+        });
+        expect(await listed.json()).toMatchObject({ tasks: [], totalSize: 0 });
+      }
+      // Bob reusing Alice's messageId gets a task of his own, on any worker.
+      const bobs = await cluster.result<Task>('message/send', { message: { ...question } }, w(2), bob);
+      taskIds.add(bobs.id);
+      expect(bobs.id).not.toBe(asked.id);
+      // Nothing Bob did reached Alice's task: she answers it on C, history intact.
+      const answered = await cluster.result<Task>(
+        'message/send',
+        { message: userMessage('Lisbon', { taskId: asked.id }) },
+        last(),
+        alice,
+      );
+      expect(answered.status.state).toBe('completed');
+      expect(answered.history?.map((m) => textParts(m.parts))).toEqual(['ask:Which city?', 'Which city?', 'Lisbon']);
+    });
+
     it('SIGKILL of a worker mid-stream: another worker fails its task (worker lost) within leaseTtl, and streams end', async () => {
       const victim = w(1);
       const task = await send(victim, 'sleep:60000', {}, { blocking: false });

@@ -2,7 +2,9 @@
  * One worker process of the multi-worker tests: the plugin with a test agent on a store URL.
  * Environment: STORE_URL, WORKER_ID, LEASE_TTL_MS, DRAIN_TIMEOUT_MS, TRACE_FILE (turn start/end and
  * aborts are appended there, one JSON line each, so the test sees what ran where and when).
- * Prints `READY <port>` once listening; closes gracefully on SIGTERM.
+ * Prints `READY <port>` once listening; closes gracefully on SIGTERM. Authentication is on, as in a
+ * deployment with users: `Authorization: Bearer tok-<name>` is principal <name>, and a request
+ * without credentials (most scenarios) is principal "tester".
  */
 import { appendFileSync } from 'node:fs';
 import type { TurnContext } from '@fastify-a2a/core';
@@ -79,6 +81,10 @@ await app.register(a2aPlugin, {
   followPollIntervalMs: 500,
   retention: false,
   heartbeatIntervalMs: 1000,
+  authenticate: (request) => {
+    const token = /^Bearer tok-(\w+)$/.exec(request.headers.authorization ?? '');
+    return { id: token?.[1] ?? 'tester' };
+  },
 });
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address();

@@ -146,6 +146,12 @@ const DIALECT_1_0: Dialect = {
 
 const DIALECTS: Readonly<Record<Version, Dialect>> = { '0.3': DIALECT_0_3, '1.0': DIALECT_1_0 };
 
+/** The version's dialect, its headers joined by the caller's own (credentials, say). */
+function dialectOf(version: Version, headers: Readonly<Record<string, string>>): Dialect {
+  const dialect = DIALECTS[version];
+  return { ...dialect, headers: { ...dialect.headers, ...headers } };
+}
+
 export type Failure = { ok: false; code: number; message: string };
 export type Outcome<T> = { ok: true; result: T } | Failure;
 
@@ -356,11 +362,11 @@ export class JsonRpcClient implements ProtocolClient {
   readonly #url: string;
   readonly #dialect: Dialect;
 
-  /** `base` is the agent's base URL including its prefix. */
-  constructor(base: string, version: Version = '0.3') {
+  /** `base` is the agent's base URL including its prefix; `headers` go with every request (credentials, say). */
+  constructor(base: string, version: Version = '0.3', headers: Readonly<Record<string, string>> = {}) {
     this.#url = `${base}/a2a`;
     this.version = version;
-    this.#dialect = DIALECTS[version];
+    this.#dialect = dialectOf(version, headers);
   }
 
   /** The result as the 0.3 model: 0.3 JSON-RPC speaks it; 1.0 answers are read back with `read`. */
@@ -461,10 +467,13 @@ export class RestClient implements ProtocolClient {
   readonly #base: string;
   readonly #dialect: Dialect;
 
-  /** `base` is the agent's base URL including its prefix: routes are `<base>/v1/…` (0.3) or `<base>/…` (1.0). */
-  constructor(base: string, version: Version = '0.3') {
+  /**
+   * `base` is the agent's base URL including its prefix: routes are `<base>/v1/…` (0.3) or `<base>/…`
+   * (1.0). `headers` go with every request (credentials, say).
+   */
+  constructor(base: string, version: Version = '0.3', headers: Readonly<Record<string, string>> = {}) {
     this.version = version;
-    this.#dialect = DIALECTS[version];
+    this.#dialect = dialectOf(version, headers);
     this.#base = `${base}${this.#dialect.restBase}`;
   }
 
@@ -560,6 +569,11 @@ export class RestClient implements ProtocolClient {
 }
 
 /** The client of `binding` and `version` for the agent at `base` (its URL including the prefix). */
-export function protocolClient(binding: BindingName, base: string, version: Version = '0.3'): ProtocolClient {
-  return binding === 'JSONRPC' ? new JsonRpcClient(base, version) : new RestClient(base, version);
+export function protocolClient(
+  binding: BindingName,
+  base: string,
+  version: Version = '0.3',
+  headers: Readonly<Record<string, string>> = {},
+): ProtocolClient {
+  return binding === 'JSONRPC' ? new JsonRpcClient(base, version, headers) : new RestClient(base, version, headers);
 }

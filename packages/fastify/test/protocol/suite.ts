@@ -25,7 +25,7 @@ import type {
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { echoAgent, sleep } from '../../../../examples/demo/src/agents.js';
-import { type A2APluginOptions, a2aPlugin } from '../../src/index.js';
+import { type A2APluginOptions, a2aPlugin, bearerTokens } from '../../src/index.js';
 import { listen, nextId, testCard, textParts, userMessage, waitFor } from '../helpers.js';
 import {
   type BindingName,
@@ -54,6 +54,8 @@ export interface ProtocolSuiteOptions {
 
 interface Served {
   client: ProtocolClient;
+  /** The agent's base URL, for clients of other principals. */
+  base: string;
 }
 
 function ok<T>(outcome: Outcome<T>): T {
@@ -131,7 +133,8 @@ export function protocolSuite({ binding, store, version = '0.3' }: ProtocolSuite
         drainTimeoutMs: 100,
         ...options,
       });
-      return { client: protocolClient(binding, await listen(app), version) };
+      const base = await listen(app);
+      return { client: protocolClient(binding, base, version), base };
     }
 
     /** Waits until the task reaches `state` (tasks/get) and returns it. */
@@ -644,6 +647,133 @@ export function protocolSuite({ binding, store, version = '0.3' }: ProtocolSuite
         });
       });
     }
+
+    // Issue 12, ownership: a task and its context belong to the principal that created them.
+    // Another principal is answered exactly as for an id that never existed (§8.2 -32001), so a
+    // guessed or leaked id tells nothing; the message-id index is scoped to the caller.
+    describe('ownership: two principals on one agent', () => {
+      async function serveTwo(executor: AgentExecutorLike = echoAgent) {
+        const { base } = await serve(executor, { authenticate: bearerTokens({ 'tok-a': 'alice', 'tok-b': 'bob' }) });
+        const as = (token: string) => protocolClient(binding, base, version, { authorization: `Bearer ${token}` });
+        return { alice: as('tok-a'), bob: as('tok-b') };
+      }
+
+      /** The failure with the task id blanked out, to compare with the one for an id that never existed. */
+      function blanked(outcome: Outcome<unknown> | StreamOutcome, taskId: string): { code: number; message: string } {
+        if (outcome.ok) throw new Error(`expected task not found for ${taskId}, got a result`);
+        return { code: outcome.code, message: outcome.message.replaceAll(taskId, '<id>') };
+      }
+
+      /** Every task id a stream's items name. */
+      const taskIdsOf = (items: StreamItem[]): Set<string> =>
+        new Set(items.map(({ item }) => (item.kind === 'task' ? item.id : (item.taskId ?? ''))));
+
+      it('get, cancel and subscribe on another principal’s task answer as for an id that never existed', async () => {
+        const held = gate();
+        const { alice, bob } = await serveTwo(async (turn) => {
+          await turn.working('on it');
+          await held.opened;
+          await turn.complete('done');
+        });
+        const task = asTask(
+          ok(await alice.sendMessage({ message: userMessage('mine'), configuration: { blocking: false } })),
+        );
+        const never = nextId('never');
+        const notFound = blanked(await bob.getTask({ id: never }), never);
+        expect(notFound.code).toBe(-32001);
+        expect(blanked(await bob.getTask({ id: task.id }), task.id)).toEqual(notFound);
+        expect(blanked(await bob.cancelTask({ id: task.id }), task.id)).toEqual(
+          blanked(await bob.cancelTask({ id: never }), never),
+        );
+        expect(blanked(await bob.resubscribe({ id: task.id }), task.id)).toEqual(
+          blanked(await bob.resubscribe({ id: never }), never),
+        );
+        // Bob's cancel did nothing: Alice's turn runs on to its end.
+        held.open();
+        const done = await waitForState(alice, task.id, 'completed');
+        expect(textParts(done.status.message?.parts)).toBe('done');
+      });
+
+      it('a follow-up message on another principal’s task is refused as not found and leaves the task untouched', async () => {
+        const { alice, bob } = await serveTwo();
+        const asked = asTask(ok(await alice.sendMessage({ message: userMessage('ask:Your name?') })));
+        expect(asked.status.state).toBe('input-required');
+        const answer = await bob.sendMessage({ message: userMessage('Mallory', { taskId: asked.id }) });
+        expect(answer).toMatchObject({ ok: false, code: -32001 });
+        const streamed = await bob.streamMessage({ message: userMessage('Mallory', { taskId: asked.id }) });
+        expect(streamed).toMatchObject({ ok: false, code: -32001 });
+        const still = ok(await alice.getTask({ id: asked.id }));
+        expect(still.status.state).toBe('input-required');
+        expect(still.history?.map((m) => textParts(m.parts))).toEqual(['ask:Your name?', 'Your name?']);
+        // Alice herself answers as before.
+        const answered = asTask(ok(await alice.sendMessage({ message: userMessage('Ada', { taskId: asked.id }) })));
+        expect(textParts(answered.artifacts?.[0]?.parts)).toBe('You answered: Ada');
+      });
+
+      it('a new task in another principal’s context is refused (-32602); one’s own context takes more tasks', async () => {
+        const { alice, bob } = await serveTwo();
+        const first = asTask(ok(await alice.sendMessage({ message: userMessage('one') })));
+        const intruding = await bob.sendMessage({ message: userMessage('two', { contextId: first.contextId }) });
+        expect(intruding).toMatchObject({ ok: false, code: -32602 });
+        const second = asTask(
+          ok(await alice.sendMessage({ message: userMessage('two', { contextId: first.contextId }) })),
+        );
+        expect(second.contextId).toBe(first.contextId);
+        expect(second.id).not.toBe(first.id);
+      });
+
+      it('a messageId another principal used starts a task of one’s own; the same caller’s retry is idempotent only with the same content', async () => {
+        const { alice, bob } = await serveTwo();
+        const original = userMessage('secret plans');
+        const alices = asTask(ok(await alice.sendMessage({ message: original })));
+        // Bob, reusing the id (and even the content), never gets Alice's task.
+        const bobs = asTask(ok(await bob.sendMessage({ message: { ...original } })));
+        expect(bobs.id).not.toBe(alices.id);
+        expect(bobs.contextId).not.toBe(alices.contextId);
+        expect(ok(await bob.getTask({ id: bobs.id })).history?.[0]?.messageId).toBe(original.messageId);
+        // Alice's retry with the same content: her original task, no second one.
+        expect(asTask(ok(await alice.sendMessage({ message: { ...original } }))).id).toBe(alices.id);
+        // The same id with other content is an idempotency key reused: -32602, naming the id.
+        const reused = await alice.sendMessage({
+          message: { ...original, parts: [{ kind: 'text', text: 'other plans' }] },
+        });
+        expect(reused).toMatchObject({ ok: false, code: -32602 });
+        if (!reused.ok) expect(reused.message).toContain(original.messageId);
+      });
+
+      it('reconnecting to another principal’s message stream never yields that principal’s events', async () => {
+        const { alice, bob } = await serveTwo();
+        const params = { message: userMessage('streamed') };
+        const items = await collect(alice.streamMessage(params));
+        const taskId = firstTask(items).id;
+        const again = await bob.reconnectMessageStream({ message: { ...params.message } }, taskId, '0');
+        if (again.ok) {
+          // JSON-RPC re-sends the message: for Bob it is a message of his own, on a task of his own.
+          const seen = await again.stream.rest();
+          expect(seen.length).toBeGreaterThan(0);
+          expect(taskIdsOf(seen).has(taskId)).toBe(false);
+        } else {
+          expect(again.code).toBe(-32001);
+        }
+      });
+
+      if (!(binding === 'JSONRPC' && version === '0.3')) {
+        it('ListTasks shows only the caller’s own tasks', async () => {
+          const { alice, bob } = await serveTwo();
+          const contextId = nextId('ctx-owned');
+          const alices = asTask(ok(await alice.sendMessage({ message: userMessage('a', { contextId }) })));
+          const bobs = asTask(ok(await bob.sendMessage({ message: userMessage('b') })));
+          const list = async (client: ProtocolClient, params: ListTasksParams) =>
+            ok(await (client.listTasks(params) as Promise<Outcome<ListTasksResult>>));
+          expect((await list(bob, { contextId })).tasks).toEqual([]);
+          expect((await list(bob, { contextId })).totalSize).toBe(0);
+          const bobsAll = (await list(bob, { pageSize: 100 })).tasks.map((t) => t.id);
+          expect(bobsAll).toContain(bobs.id);
+          expect(bobsAll).not.toContain(alices.id);
+          expect((await list(alice, { contextId })).tasks.map((t) => t.id)).toEqual([alices.id]);
+        });
+      }
+    });
 
     describe('capabilities the card does not declare', () => {
       it.each(['set', 'get', 'list', 'delete'] as const)(
