@@ -34,6 +34,7 @@ import {
   type A2APluginOptions,
   type AgentCardInput,
   invalidOption,
+  pushOptionsOf,
   type ResolvedOptions,
   resolveOptions,
 } from './options.js';
@@ -135,6 +136,13 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
   }
 
   const { store, owned } = await storeOf(options);
+  const push = pushOptionsOf(options);
+  if (push !== undefined && store.supports.push !== true) {
+    if (owned) await store.close().catch(() => undefined);
+    throw invalidOption(
+      '"pushNotifications" needs a store that keeps push configs (store.supports.push); the memory, SQLite and Postgres stores do.',
+    );
+  }
   const runtime = new A2ARuntime({
     store,
     executor: options.executor,
@@ -148,6 +156,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     ...(options.turnTimeoutMs !== undefined ? { turnTimeoutMs: options.turnTimeoutMs } : {}),
     ...(options.retention !== undefined ? { retention: options.retention } : {}),
     ...(options.workerId !== undefined ? { workerId: options.workerId } : {}),
+    ...(push !== undefined ? { push } : {}),
   });
   try {
     await runtime.start();
@@ -166,7 +175,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
   const features: CardFeatures = {
     capabilities: Object.freeze({
       streaming: true,
-      pushNotifications: false,
+      pushNotifications: push !== undefined,
       extendedAgentCard: options.extendedAgentCard !== undefined,
     }),
     security: authentication?.cardSecurity,
