@@ -2,6 +2,7 @@
 
 export type { StreamSignal } from './protocol/context.js';
 export type { StreamFrame } from './protocol/operations.js';
+export { notificationHeaders, PUSH_DEFAULTS } from './runtime/jobs/push.js';
 export type {
   A2ARuntimeOptions,
   PushOptions,
@@ -9,4 +10,5 @@ export type {
   RuntimeLogger,
   StreamOptions,
 } from './runtime/options.js';
+export { checkPushOptions, configIdOf } from './runtime/push-configs.js';
 export { A2ARuntime } from './runtime/runtime.js';

@@ -15,6 +15,7 @@ import {
   accessRules,
   allOf,
   type CallContext,
+  checkPushOptions,
   Dispatcher,
   JsonRpcBinding,
   jsonRpc0_3,
@@ -135,8 +136,18 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     throw invalidOption(`an agent is already registered under prefix "${prefix}"; give each agent its own "prefix".`);
   }
 
-  const { store, owned } = await storeOf(options);
   const push = pushOptionsOf(options);
+  if (push !== undefined) {
+    await checkPushOptions(push).catch((error: Error) => {
+      throw invalidOption(
+        error.message
+          .replace(/\ballowHosts\b/g, 'pushAllowedHosts')
+          .replace(/\ballowCidrs\b/g, 'pushAllowedCidrs')
+          .replace(/\?\.$/, '?'),
+      );
+    });
+  }
+  const { store, owned } = await storeOf(options);
   if (push !== undefined && store.supports.push !== true) {
     if (owned) await store.close().catch(() => undefined);
     throw invalidOption(

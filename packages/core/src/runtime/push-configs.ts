@@ -104,6 +104,22 @@ export class PushConfigs {
   }
 }
 
+/**
+ * Checks the allow-lists of `options` (they are otherwise compiled on first use), so a typo fails
+ * at startup rather than at the first set.
+ * @throws {A2AError} INVALID_OPTIONS naming the entry and how to write it.
+ */
+export async function checkPushOptions(options: PushOptions): Promise<void> {
+  try {
+    // An unspecified address is refused whatever the lists say, and is never resolved or dialled:
+    // only the policy's own checks run.
+    await checkDestination('http://0.0.0.0/', destinationPolicy(options));
+  } catch (error) {
+    if (A2AError.is(error) && error.code === 'PUSH_URL_REFUSED') return;
+    throw error;
+  }
+}
+
 /** The store-level policy from the runtime's push options. */
 export function destinationPolicy(options: PushOptions): DestinationPolicy {
   return {
