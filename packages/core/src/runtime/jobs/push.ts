@@ -26,6 +26,7 @@
  * When no retry is left the delivery is marked failed (listed by `listPushDeliveries`) and logged.
  */
 
+import { setMaxListeners } from 'node:events';
 import { applyEvents } from '../../model/task-state.js';
 import { isFinalState, type Task, type TaskEvent } from '../../model/types.js';
 import { protoJson1_0 } from '../../protocol/v1_0/codec.js';
@@ -92,6 +93,8 @@ export class PushDeliverer {
       maxResponseBytes: o.maxResponseBytes ?? PUSH_DEFAULTS.maxResponseBytes,
     };
     this.#ca = o.ca;
+    // Every POST in flight listens on the one shutdown signal.
+    setMaxListeners(this.#settings.concurrency + 10, this.#abort.signal);
   }
 
   /** The delivery as a background job of the worker's membership. */
