@@ -482,6 +482,25 @@ describe('push notification delivery', () => {
     expect(resolver.calls).toEqual(['hooks.example', 'hooks.example']);
   });
 
+  it('a claim that fills every delivery slot claims again as soon as one frees, not at the next poll', async () => {
+    const store = new MemoryStore();
+    const r = await receiver();
+    const runtime = makeRuntime(async (turn: TurnContext) => turn.complete('hi'), {
+      store,
+      push: { allowCidrs: ['127.0.0.1/32'], pollIntervalMs: 3_600_000, concurrency: 2 },
+    });
+    for (let i = 0; i < 7; i++) {
+      await runtime.sendMessage(
+        { message: userMessage(`go ${i}`), configuration: { pushNotificationConfig: { url: r.url } } },
+        ALICE,
+      );
+    }
+    // One tick of the job (the poll is an hour away): its full claims chain into the next.
+    await runtime.deliverPushNotifications();
+    expect(r.received.length).toBe(7);
+    expect(new Set(r.bodies().map((b) => b.id)).size).toBe(7);
+  });
+
   it('delivers on its own timer: a task completes and the receiver gets it without being asked', async () => {
     const store = new MemoryStore();
     const r = await receiver();

@@ -74,6 +74,10 @@ export class PushDeliverer {
   readonly #abort = new AbortController();
   #renewTimer: NodeJS.Timeout | undefined;
   #stopped = false;
+  /** A tick is claiming. */
+  #ticking = false;
+  /** The last claim filled every free slot: more may be due. */
+  #backlog = false;
 
   constructor(options: PushDeliveryOptions) {
     this.#store = options.store;
@@ -104,20 +108,31 @@ export class PushDeliverer {
 
   /**
    * Claims the deliveries that have work, up to the free delivery slots, and starts them; does not
-   * wait for their POSTs (a slow receiver must not hold up the others).
+   * wait for their POSTs (a slow receiver must not hold up the others). When the claim filled every
+   * free slot there may be more work: the next tick then comes as soon as a delivery ends, not at
+   * the next poll, so throughput is bounded by the POSTs, not by `concurrency / pollIntervalMs`.
    */
   async tick(): Promise<void> {
-    if (this.#stopped) return;
-    const free = this.#settings.concurrency - this.#inFlight.size;
-    if (free <= 0) return;
-    const now = this.#clock();
-    const claimed = await this.#store.claimPushDeliveries({
-      workerId: this.#workerId,
-      now,
-      claimUntil: now + this.#settings.claimTtlMs,
-      limit: free,
-    });
-    for (const delivery of claimed) this.#start(delivery);
+    if (this.#stopped || this.#ticking) return;
+    this.#ticking = true;
+    try {
+      const free = this.#settings.concurrency - this.#inFlight.size;
+      if (free <= 0) {
+        this.#backlog = true;
+        return;
+      }
+      const now = this.#clock();
+      const claimed = await this.#store.claimPushDeliveries({
+        workerId: this.#workerId,
+        now,
+        claimUntil: now + this.#settings.claimTtlMs,
+        limit: free,
+      });
+      this.#backlog = claimed.length === free;
+      for (const delivery of claimed) this.#start(delivery);
+    } finally {
+      this.#ticking = false;
+    }
   }
 
   /** Runs a tick and waits for every delivery it started (tests, and the bench's drain). */
@@ -155,6 +170,11 @@ export class PushDeliverer {
       .finally(() => {
         this.#inFlight.delete(running);
         if (this.#inFlight.size === 0) this.#stopRenewing();
+        if (this.#backlog && !this.#stopped) {
+          this.tick().catch((error: unknown) =>
+            this.#log.error({ err: error, job: 'push delivery' }, 'a2a: push delivery failed'),
+          );
+        }
       });
     this.#inFlight.add(running);
     this.#startRenewing();
