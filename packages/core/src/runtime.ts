@@ -2,5 +2,13 @@
 
 export type { StreamSignal } from './protocol/context.js';
 export type { StreamFrame } from './protocol/operations.js';
-export type { A2ARuntimeOptions, RetentionOptions, RuntimeLogger, StreamOptions } from './runtime/options.js';
+export { notificationHeaders, PUSH_DEFAULTS } from './runtime/jobs/push.js';
+export type {
+  A2ARuntimeOptions,
+  PushOptions,
+  RetentionOptions,
+  RuntimeLogger,
+  StreamOptions,
+} from './runtime/options.js';
+export { checkPushOptions, configIdOf } from './runtime/push-configs.js';
 export { A2ARuntime } from './runtime/runtime.js';

@@ -11,6 +11,7 @@ import type {
   AgentExecutorLike,
   AuthorizeHook,
   Principal,
+  PushOptions,
   RetentionOptions,
 } from '@fastify-a2a/core';
 import { A2AError } from '@fastify-a2a/core';
@@ -130,6 +131,40 @@ export interface A2APluginOptions {
   drainTimeoutMs?: number;
   /** A turn queued behind another of its context re-checks the queue this often. @default 100 */
   turnPollIntervalMs?: number;
+  /**
+   * Push notifications (A2A 0.3 §9.5): the `tasks/pushNotificationConfig/*` methods (1.0:
+   * `*TaskPushNotificationConfig*`), `configuration.pushNotificationConfig` on message/send and
+   * message/stream, and their delivery from every worker; the card says `pushNotifications: true`.
+   * Needs a store with push support (memory, SQLite, Postgres). @default false
+   */
+  pushNotifications?: boolean;
+  /**
+   * Host names (optionally `host:port`) whose webhooks may resolve to private, loopback or other
+   * internal addresses: trusted internal receivers. Exact names, no wildcards. @default []
+   */
+  pushAllowedHosts?: readonly string[];
+  /** Address blocks (`10.1.0.0/16`, `fd00:1::/64`, `127.0.0.1/32`) webhooks may reach though they are internal. @default [] */
+  pushAllowedCidrs?: readonly string[];
+  /** Non-final updates: at most one POST per config per this many ms, carrying the latest state. 0: no throttle. @default 1500 */
+  pushThrottleMs?: number;
+  /** The waits before each retry of a failed POST (its length is the number of retries). @default [1000, 3000, 9000] */
+  pushRetryDelaysMs?: readonly number[];
+  /** A worker's claim on a delivery lasts this long unrenewed: a dead worker's deliveries resume elsewhere after it. @default 15000 */
+  pushClaimTtlMs?: number;
+  /** Each worker looks for due deliveries this often. @default 250 */
+  pushPollIntervalMs?: number;
+  /** One POST may take this long, connection to last byte; keep it below pushClaimTtlMs. @default 10000 */
+  pushTimeoutMs?: number;
+  /** Per address tried, until the TCP (and TLS) connection is up. @default 5000 */
+  pushConnectTimeoutMs?: number;
+  /** The most response bytes read from a receiver. @default 65536 */
+  pushMaxResponseBytes?: number;
+  /** Deliveries one worker POSTs at a time. @default 16 */
+  pushConcurrency?: number;
+  /** CA certificates (PEM) to trust for https webhooks instead of Node's bundled ones. @default undefined */
+  pushCa?: PushOptions['ca'];
+  /** Resolves webhook host names, at set time and before each delivery. @default dns.promises.lookup, all addresses */
+  pushResolver?: PushOptions['resolver'];
 }
 
 interface OptionSpec<T> {
@@ -151,6 +186,15 @@ const nonEmptyString = (value: unknown): string | undefined =>
   typeof value === 'string' && value !== '' ? undefined : 'must be a non-empty string';
 const isFunction = (value: unknown): string | undefined =>
   typeof value === 'function' ? undefined : 'must be a function';
+
+const stringList =
+  (what: string) =>
+  (value: unknown): string | undefined =>
+    Array.isArray(value) && value.every((v) => typeof v === 'string' && v !== '')
+      ? undefined
+      : `must be an array of ${what} (non-empty strings)`;
+const positiveInteger = (value: unknown): string | undefined =>
+  Number.isSafeInteger(value) && (value as number) > 0 ? undefined : 'must be a positive whole number';
 
 function checkCard(value: unknown): string | undefined {
   if (value === null || typeof value !== 'object') return 'is required: { name, description, version, … }';
@@ -246,6 +290,32 @@ export const OPTION_SPEC = {
   leaseTtlMs: { default: 15_000, check: positiveMs },
   drainTimeoutMs: { default: 10_000, check: nonNegativeMs },
   turnPollIntervalMs: { default: 100, check: positiveMs },
+  pushNotifications: {
+    default: false,
+    check: (value) => (typeof value === 'boolean' ? undefined : 'must be true or false'),
+  },
+  pushAllowedHosts: { check: stringList('host names') },
+  pushAllowedCidrs: { check: stringList('CIDR blocks') },
+  pushThrottleMs: { check: nonNegativeMs },
+  pushRetryDelaysMs: {
+    check: (value) =>
+      Array.isArray(value) && value.every((v) => nonNegativeMs(v) === undefined)
+        ? undefined
+        : 'must be an array of non-negative numbers of milliseconds',
+  },
+  pushClaimTtlMs: { check: positiveMs },
+  pushPollIntervalMs: { check: positiveMs },
+  pushTimeoutMs: { check: positiveMs },
+  pushConnectTimeoutMs: { check: positiveMs },
+  pushMaxResponseBytes: { check: positiveInteger },
+  pushConcurrency: { check: positiveInteger },
+  pushCa: {
+    check: (value) =>
+      typeof value === 'string' || Buffer.isBuffer(value) || Array.isArray(value)
+        ? undefined
+        : 'must be PEM text, a Buffer, or an array of them',
+  },
+  pushResolver: { check: isFunction },
 } satisfies { [K in keyof A2APluginOptions]-?: OptionSpec<A2APluginOptions[K]> };
 
 // The spec has no option the type lacks (the `satisfies` above covers the other direction).
@@ -298,5 +368,29 @@ export function resolveOptions(opts: unknown): ResolvedOptions {
     }
     resolved[key] = value;
   }
+  if (resolved.pushNotifications !== true) {
+    const stray = Object.keys(resolved).find((key) => key.startsWith('push') && key !== 'pushNotifications');
+    if (stray !== undefined)
+      throw invalidOption(`"${stray}" needs "pushNotifications: true"; set it, or leave "${stray}" out.`);
+  }
   return resolved as ResolvedOptions;
+}
+
+/** The runtime's push options from the plugin's, or undefined when push is off. */
+export function pushOptionsOf(options: ResolvedOptions): PushOptions | undefined {
+  if (!options.pushNotifications) return undefined;
+  const push: PushOptions = {};
+  if (options.pushAllowedHosts !== undefined) push.allowHosts = options.pushAllowedHosts;
+  if (options.pushAllowedCidrs !== undefined) push.allowCidrs = options.pushAllowedCidrs;
+  if (options.pushThrottleMs !== undefined) push.throttleMs = options.pushThrottleMs;
+  if (options.pushRetryDelaysMs !== undefined) push.retryDelaysMs = options.pushRetryDelaysMs;
+  if (options.pushClaimTtlMs !== undefined) push.claimTtlMs = options.pushClaimTtlMs;
+  if (options.pushPollIntervalMs !== undefined) push.pollIntervalMs = options.pushPollIntervalMs;
+  if (options.pushTimeoutMs !== undefined) push.timeoutMs = options.pushTimeoutMs;
+  if (options.pushConnectTimeoutMs !== undefined) push.connectTimeoutMs = options.pushConnectTimeoutMs;
+  if (options.pushMaxResponseBytes !== undefined) push.maxResponseBytes = options.pushMaxResponseBytes;
+  if (options.pushConcurrency !== undefined) push.concurrency = options.pushConcurrency;
+  if (options.pushCa !== undefined) push.ca = options.pushCa;
+  if (options.pushResolver !== undefined) push.resolver = options.pushResolver;
+  return push;
 }

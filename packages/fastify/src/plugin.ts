@@ -15,6 +15,7 @@ import {
   accessRules,
   allOf,
   type CallContext,
+  checkPushOptions,
   Dispatcher,
   JsonRpcBinding,
   jsonRpc0_3,
@@ -34,6 +35,7 @@ import {
   type A2APluginOptions,
   type AgentCardInput,
   invalidOption,
+  pushOptionsOf,
   type ResolvedOptions,
   resolveOptions,
 } from './options.js';
@@ -134,7 +136,24 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     throw invalidOption(`an agent is already registered under prefix "${prefix}"; give each agent its own "prefix".`);
   }
 
+  const push = pushOptionsOf(options);
+  if (push !== undefined) {
+    await checkPushOptions(push).catch((error: Error) => {
+      throw invalidOption(
+        error.message
+          .replace(/\ballowHosts\b/g, 'pushAllowedHosts')
+          .replace(/\ballowCidrs\b/g, 'pushAllowedCidrs')
+          .replace(/\?\.$/, '?'),
+      );
+    });
+  }
   const { store, owned } = await storeOf(options);
+  if (push !== undefined && store.supports.push !== true) {
+    if (owned) await store.close().catch(() => undefined);
+    throw invalidOption(
+      '"pushNotifications" needs a store that keeps push configs (store.supports.push); the memory, SQLite and Postgres stores do.',
+    );
+  }
   const runtime = new A2ARuntime({
     store,
     executor: options.executor,
@@ -148,6 +167,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     ...(options.turnTimeoutMs !== undefined ? { turnTimeoutMs: options.turnTimeoutMs } : {}),
     ...(options.retention !== undefined ? { retention: options.retention } : {}),
     ...(options.workerId !== undefined ? { workerId: options.workerId } : {}),
+    ...(push !== undefined ? { push } : {}),
   });
   try {
     await runtime.start();
@@ -166,7 +186,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
   const features: CardFeatures = {
     capabilities: Object.freeze({
       streaming: true,
-      pushNotifications: false,
+      pushNotifications: push !== undefined,
       extendedAgentCard: options.extendedAgentCard !== undefined,
     }),
     security: authentication?.cardSecurity,

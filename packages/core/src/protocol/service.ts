@@ -74,22 +74,35 @@ export class RuntimeService implements A2AService {
     );
   }
 
-  // Push notifications are not implemented yet: the card says so, and dispatch answers -32003
-  // before these are reached. They refuse the same way if called directly.
-  async setTaskPushNotificationConfig(): Promise<OperationResult<'setTaskPushNotificationConfig'>> {
-    throw pushNotSupported();
+  // Push notification configs (§7.5–7.8). Dispatch refuses them (-32003) unless the card declares
+  // pushNotifications; the runtime refuses them the same way when push is off.
+  setTaskPushNotificationConfig(
+    params: OperationParams<'setTaskPushNotificationConfig'>,
+    ctx: CallContext,
+  ): Promise<OperationResult<'setTaskPushNotificationConfig'>> {
+    return this.#runtime.setPushConfig(params, ctx);
   }
 
-  async getTaskPushNotificationConfig(): Promise<OperationResult<'getTaskPushNotificationConfig'>> {
-    throw pushNotSupported();
+  getTaskPushNotificationConfig(
+    params: OperationParams<'getTaskPushNotificationConfig'>,
+    ctx: CallContext,
+  ): Promise<OperationResult<'getTaskPushNotificationConfig'>> {
+    return this.#runtime.getPushConfig(params, ctx);
   }
 
-  async listTaskPushNotificationConfig(): Promise<OperationResult<'listTaskPushNotificationConfig'>> {
-    throw pushNotSupported();
+  listTaskPushNotificationConfig(
+    params: OperationParams<'listTaskPushNotificationConfig'>,
+    ctx: CallContext,
+  ): Promise<OperationResult<'listTaskPushNotificationConfig'>> {
+    return this.#runtime.listPushConfigs(params, ctx);
   }
 
-  async deleteTaskPushNotificationConfig(): Promise<OperationResult<'deleteTaskPushNotificationConfig'>> {
-    throw pushNotSupported();
+  async deleteTaskPushNotificationConfig(
+    params: OperationParams<'deleteTaskPushNotificationConfig'>,
+    ctx: CallContext,
+  ): Promise<OperationResult<'deleteTaskPushNotificationConfig'>> {
+    await this.#runtime.deletePushConfig(params, ctx);
+    return null;
   }
 
   async getExtendedAgentCard(
@@ -101,11 +114,4 @@ export class RuntimeService implements A2AService {
     }
     return this.#extendedCard(ctx);
   }
-}
-
-function pushNotSupported(): A2AError {
-  return new A2AError(
-    'PUSH_NOTIFICATION_NOT_SUPPORTED',
-    'Push notifications are not supported by this agent; use message/stream or tasks/resubscribe instead.',
-  );
 }

@@ -2,6 +2,8 @@
 
 import type { AgentExecutorLike } from '../executor.js';
 import type { StreamSignal } from '../protocol/context.js';
+import type { Resolver } from '../push/destination.js';
+import type { TlsCa } from '../push/webhook.js';
 import type { A2AStore, Clock } from '../store.js';
 
 /** The subset of a pino / Fastify logger the runtime uses. */
@@ -19,6 +21,53 @@ export interface RetentionOptions {
   ttlMs?: number;
   /** How often the sweep runs. @default 600_000 (10 min) */
   sweepIntervalMs?: number;
+}
+
+/**
+ * Push notifications (A2A 0.3 §9.5, 1.0 §3.3): where they may go, and how they are delivered. The
+ * delivery job runs on every worker; see `jobs/push.ts` for the guarantees.
+ */
+export interface PushOptions {
+  /**
+   * Host names whose addresses skip the SSRF range check (trusted internal receivers): exact names,
+   * optionally with a port (`hooks.internal:8443`). Unspecified, multicast and broadcast addresses
+   * are refused anyway. @default []
+   */
+  allowHosts?: readonly string[];
+  /** Address blocks that pass the range check (`10.1.0.0/16`, `fd00:1::/64`, `127.0.0.1/32`). @default [] */
+  allowCidrs?: readonly string[];
+  /** Resolves webhook host names, at set time and before each delivery. @default dns.promises.lookup (all addresses) */
+  resolver?: Resolver;
+  /**
+   * At most one POST per config per this many ms while the task is in a non-final state, carrying
+   * the latest state; terminal and interrupted states go out at once. 0 turns throttling off.
+   * @default 1500
+   */
+  throttleMs?: number;
+  /**
+   * The waits before each retry of a failed POST; its length is the number of retries. After the
+   * last one fails the delivery is marked failed. A receiver's `Retry-After` replaces the wait.
+   * @default [1000, 3000, 9000]
+   */
+  retryDelaysMs?: readonly number[];
+  /**
+   * How long a worker's claim on a delivery lasts without renewal (renewed every third of it while
+   * its POST runs): a dead worker's deliveries resume on another worker after at most this long.
+   * Keep it above `timeoutMs`. @default 15000
+   */
+  claimTtlMs?: number;
+  /** How often each worker looks for due deliveries: the bulk of the delivery latency. @default 250 */
+  pollIntervalMs?: number;
+  /** Deliveries one worker POSTs at a time. @default 16 */
+  concurrency?: number;
+  /** Per address tried, until the TCP (and TLS) connection is up. @default 5000 */
+  connectTimeoutMs?: number;
+  /** One POST, from the first connection attempt to the answer's last byte. @default 10000 */
+  timeoutMs?: number;
+  /** The most response bytes read from a receiver. @default 65536 */
+  maxResponseBytes?: number;
+  /** CA certificates to trust instead of Node's bundled ones, for receivers with a private CA. */
+  ca?: TlsCa;
 }
 
 export interface A2ARuntimeOptions {
@@ -62,6 +111,11 @@ export interface A2ARuntimeOptions {
   drainTimeoutMs?: number;
   /** close() also closes the store. Pass false for a store the application owns. @default true */
   closeStore?: boolean;
+  /**
+   * Push notifications: the config operations and the delivery job. Needs a store with
+   * `supports.push`. @default undefined (off: the operations answer PUSH_NOTIFICATION_NOT_SUPPORTED)
+   */
+  push?: PushOptions;
 }
 
 export interface StreamOptions {

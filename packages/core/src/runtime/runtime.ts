@@ -11,6 +11,8 @@
  *   runner       one run of the agent (AgentTurn is its TurnContext), closing the turn
  *   follower     streams: the task's log after a sequence, and the safety poll
  *   events       the status and turn-end events the runtime writes
+ *   push-configs the push notification config operations, behind the SSRF guard
+ *   jobs/push    push notification delivery, a background job on every worker
  */
 
 import { randomUUID } from 'node:crypto';
@@ -19,27 +21,33 @@ import { A2AError, taskNotCancelable } from '../errors.js';
 import { toExecutor } from '../executor.js';
 import { withHistoryLength } from '../model/task-state.js';
 import {
+  type DeleteTaskPushNotificationConfigParams,
+  type GetTaskPushNotificationConfigParams,
   isTerminalState,
+  type ListTaskPushNotificationConfigParams,
   type ListTasksParams,
   type ListTasksResult,
   type Message,
   type MessageSendParams,
   type Task,
   type TaskIdParams,
+  type TaskPushNotificationConfig,
   type TaskQueryParams,
 } from '../model/types.js';
 import { type CallContext, callContext } from '../protocol/context.js';
 import type { StreamFrame } from '../protocol/operations.js';
-import { type A2AStore, storeContextOf, systemClock } from '../store.js';
+import { type A2AStore, hasPushStore, storeContextOf, systemClock } from '../store.js';
 import { taskListRequest, taskListResult } from '../task-list.js';
 import { Events } from './events.js';
 import { Follower, followOptions } from './follower.js';
 import { Intake } from './intake.js';
 import { runLogged } from './jobs/background.js';
+import { PushDeliverer } from './jobs/push.js';
 import { Retention } from './jobs/retention.js';
 import { Membership } from './membership.js';
 import { type A2ARuntimeOptions, type RuntimeLogger, type StreamOptions, silentLogger } from './options.js';
 import { ownerOf, readOwnTask } from './ownership.js';
+import { type CheckedPushConfig, PushConfigs } from './push-configs.js';
 import { TurnRunner } from './runner.js';
 import { Scheduler } from './scheduler.js';
 import { TaskWriter } from './task-writer.js';
@@ -59,6 +67,9 @@ export class A2ARuntime {
   readonly #intake: Intake;
   readonly #scheduler: Scheduler;
   readonly #follower: Follower;
+  /** Present when push notifications are on (`options.push`). */
+  readonly #pushConfigs: PushConfigs | undefined;
+  readonly #pushDeliverer: PushDeliverer | undefined;
   #started: Promise<void> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -101,6 +112,31 @@ export class A2ARuntime {
     });
     this.#retention = new Retention(store, clock, log);
     if (options.retention !== false) this.#membership.jobs.add(this.#retention.job(options.retention));
+    if (options.push !== undefined) {
+      if (!hasPushStore(store)) {
+        throw new A2AError(
+          'INVALID_OPTIONS',
+          'Push notifications need a store that keeps push configs (store.supports.push); the memory, SQLite and Postgres stores do. Use one of them, or leave push off.',
+        );
+      }
+      this.#pushConfigs = new PushConfigs(store, options.push);
+      this.#pushDeliverer = new PushDeliverer({ store, workerId: this.workerId, clock, log, options: options.push });
+      this.#membership.jobs.add(this.#pushDeliverer.job());
+    }
+  }
+
+  /** Whether push notifications are on: the config operations work and the delivery job runs. */
+  get pushEnabled(): boolean {
+    return this.#pushConfigs !== undefined;
+  }
+
+  /**
+   * Claims the push deliveries that are due and waits for their POSTs; the delivery job does this
+   * every `push.pollIntervalMs`. Tests and scripts may call it directly.
+   */
+  async deliverPushNotifications(): Promise<void> {
+    await this.start();
+    await this.#pushDeliverer?.deliverDue();
   }
 
   /** Opens the store, takes this worker's lease and starts the lease and retention timers. */
@@ -143,7 +179,8 @@ export class A2ARuntime {
     if (started === undefined) return;
     await this.#membership.leave(async () => {
       await started.catch(() => undefined);
-      await this.#scheduler.drain(this.#options.drainTimeoutMs ?? 10_000);
+      // POSTs in flight are aborted and their claims given back: another worker delivers them.
+      await Promise.all([this.#scheduler.drain(this.#options.drainTimeoutMs ?? 10_000), this.#pushDeliverer?.stop()]);
     });
     if (this.#options.closeStore !== false) await this.store.close();
   }
@@ -164,7 +201,9 @@ export class A2ARuntime {
   async sendMessage(params: MessageSendParams, ctx: CallContext = DIRECT_CALL): Promise<Task | Message> {
     await this.start();
     this.#refuseWhenClosing();
+    const push = await this.#checkSendPushConfig(params);
     const accepted = await this.#intake.accept(params, ctx);
+    await this.#saveSendPushConfig(push, accepted, ctx);
     const historyLength = params.configuration?.historyLength;
     const blocking = params.configuration?.blocking !== false;
     if (accepted.kind === 'retry') {
@@ -186,7 +225,9 @@ export class A2ARuntime {
   ): Promise<AsyncGenerator<StreamFrame>> {
     await this.start();
     this.#refuseWhenClosing();
+    const push = await this.#checkSendPushConfig(params);
     const accepted = await this.#intake.accept(params, ctx);
+    await this.#saveSendPushConfig(push, accepted, ctx);
     const historyLength = options.historyLength ?? params.configuration?.historyLength;
     const storeContext = storeContextOf(ctx);
     if (accepted.kind === 'retry') {
@@ -207,6 +248,32 @@ export class A2ARuntime {
       followOptions(options, storeContext, { historyLength, turnMessageId: turn.messageId }),
       task,
     );
+  }
+
+  /**
+   * The push config a message/send or message/stream carries (§7.1 `configuration`), checked
+   * against the destination policy before the task is created, so a refused URL creates nothing.
+   * Ignored when push is off, as before push existed (the card says `pushNotifications: false`).
+   */
+  async #checkSendPushConfig(params: MessageSendParams): Promise<CheckedPushConfig | undefined> {
+    const config = params.configuration?.pushNotificationConfig;
+    if (config === undefined || this.#pushConfigs === undefined) return undefined;
+    return this.#pushConfigs.check(config);
+  }
+
+  /**
+   * Saves the message's push config for its task. For a retried message only when the task does
+   * not have it yet: saving again would restart its delivery (a duplicate POST, harmless but noise).
+   */
+  async #saveSendPushConfig(
+    push: CheckedPushConfig | undefined,
+    accepted: Awaited<ReturnType<Intake['accept']>>,
+    ctx: CallContext,
+  ): Promise<void> {
+    if (push === undefined || this.#pushConfigs === undefined) return;
+    const taskId = accepted.kind === 'retry' ? accepted.taskId : accepted.turn.writer.task.id;
+    if (accepted.kind === 'retry' && (await this.#pushConfigs.has(taskId, push.config, ctx))) return;
+    await this.#pushConfigs.save(taskId, push, ctx);
   }
 
   /**
@@ -306,5 +373,53 @@ export class A2ARuntime {
       followOptions(options, storeContext, { endIfFinal: true }),
       record.task,
     );
+  }
+
+  // ---- tasks/pushNotificationConfig/{set,get,list,delete} (§7.5–7.8) ----
+
+  /** §7.5: stores a push config for the caller's task; the URL must pass the destination policy. */
+  async setPushConfig(
+    params: TaskPushNotificationConfig,
+    ctx: CallContext = DIRECT_CALL,
+  ): Promise<TaskPushNotificationConfig> {
+    await this.start();
+    return this.#requirePush().set(params, ctx);
+  }
+
+  /** §7.6; without `pushNotificationConfigId`, the config set without an id. */
+  async getPushConfig(
+    params: GetTaskPushNotificationConfigParams,
+    ctx: CallContext = DIRECT_CALL,
+  ): Promise<TaskPushNotificationConfig> {
+    await this.start();
+    return this.#requirePush().get(params.id, params.pushNotificationConfigId, ctx);
+  }
+
+  /** §7.7: the task's configs, oldest first. */
+  async listPushConfigs(
+    params: ListTaskPushNotificationConfigParams,
+    ctx: CallContext = DIRECT_CALL,
+  ): Promise<TaskPushNotificationConfig[]> {
+    await this.start();
+    return this.#requirePush().list(params.id, ctx);
+  }
+
+  /** §7.8: deletes the config and its delivery state. */
+  async deletePushConfig(
+    params: DeleteTaskPushNotificationConfigParams,
+    ctx: CallContext = DIRECT_CALL,
+  ): Promise<void> {
+    await this.start();
+    await this.#requirePush().delete(params.id, params.pushNotificationConfigId, ctx);
+  }
+
+  #requirePush(): PushConfigs {
+    if (this.#pushConfigs === undefined) {
+      throw new A2AError(
+        'PUSH_NOTIFICATION_NOT_SUPPORTED',
+        'Push notifications are not enabled on this agent; use message/stream or tasks/resubscribe instead.',
+      );
+    }
+    return this.#pushConfigs;
   }
 }

@@ -32,6 +32,8 @@ export interface ClusterOptions {
   workers: number;
   leaseTtlMs?: number;
   drainTimeoutMs?: number;
+  /** More environment for every worker (e.g. the PUSH_* settings worker.ts reads). */
+  env?: Record<string, string>;
 }
 
 export class Cluster {
@@ -57,6 +59,7 @@ export class Cluster {
         LEASE_TTL_MS: String(this.options.leaseTtlMs ?? 3000),
         DRAIN_TIMEOUT_MS: String(this.options.drainTimeoutMs ?? 2000),
         TRACE_FILE: this.traceFile,
+        ...this.options.env,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

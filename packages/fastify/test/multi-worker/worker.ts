@@ -1,7 +1,9 @@
 /**
  * One worker process of the multi-worker tests: the plugin with a test agent on a store URL.
  * Environment: STORE_URL, WORKER_ID, LEASE_TTL_MS, DRAIN_TIMEOUT_MS, TRACE_FILE (turn start/end and
- * aborts are appended there, one JSON line each, so the test sees what ran where and when).
+ * aborts are appended there, one JSON line each, so the test sees what ran where and when);
+ * PUSH_ALLOWED_CIDRS turns push notifications on (with PUSH_CLAIM_TTL_MS, PUSH_POLL_INTERVAL_MS,
+ * PUSH_THROTTLE_MS).
  * Prints `READY <port>` once listening; closes gracefully on SIGTERM. Authentication is on, as in a
  * deployment with users: `Authorization: Bearer tok-<name>` is principal <name>, and a request
  * without credentials (most scenarios) is principal "tester".
@@ -85,6 +87,16 @@ await app.register(a2aPlugin, {
     const token = /^Bearer tok-(\w+)$/.exec(request.headers.authorization ?? '');
     return { id: token?.[1] ?? 'tester' };
   },
+  ...(process.env.PUSH_ALLOWED_CIDRS === undefined
+    ? {}
+    : {
+        pushNotifications: true,
+        pushAllowedCidrs: process.env.PUSH_ALLOWED_CIDRS.split(','),
+        pushClaimTtlMs: Number(process.env.PUSH_CLAIM_TTL_MS ?? 15000),
+        pushPollIntervalMs: Number(process.env.PUSH_POLL_INTERVAL_MS ?? 250),
+        pushThrottleMs: Number(process.env.PUSH_THROTTLE_MS ?? 1500),
+        pushRetryDelaysMs: [200, 400, 800],
+      }),
 });
 await app.listen({ host: '127.0.0.1', port: 0 });
 const address = app.server.address();

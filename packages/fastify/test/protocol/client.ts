@@ -51,7 +51,7 @@ interface Dialect {
   readonly restBase: string;
   restFailure(body: unknown): Failure;
   /** JSON-RPC push-config params. */
-  pushParams(operation: PushOperation, taskId: string, config?: unknown): unknown;
+  pushParams(operation: PushOperation, taskId: string, config?: unknown, configId?: string): unknown;
   /** A task state as this version's ProtoJSON names it. */
   stateName(state: TaskState): string;
 }
@@ -106,11 +106,11 @@ const DIALECT_0_3: Dialect = {
   streamItem: streamItemFrom,
   restBase: '/v1',
   restFailure: (body) => failure(body),
-  pushParams: (operation, taskId, config) =>
+  pushParams: (operation, taskId, config, configId = 'c-1') =>
     operation === 'set'
       ? { taskId, pushNotificationConfig: config }
-      : operation === 'delete'
-        ? { id: taskId, pushNotificationConfigId: 'c-1' }
+      : operation === 'delete' || operation === 'get'
+        ? { id: taskId, pushNotificationConfigId: configId }
         : { id: taskId },
   // The 0.3 proto spells it with two Ls.
   stateName: (state) => (state === 'canceled' ? 'TASK_STATE_CANCELLED' : PROTO_STATES[state]),
@@ -139,8 +139,12 @@ const DIALECT_1_0: Dialect = {
   streamItem: v1.streamItemFrom,
   restBase: '',
   restFailure: (body) => ({ ok: false, ...v1.restFailureFrom(body) }),
-  pushParams: (operation, taskId, config) =>
-    operation === 'set' ? { taskId, ...(config as object) } : operation === 'list' ? { taskId } : { taskId, id: 'c-1' },
+  pushParams: (operation, taskId, config, configId = 'c-1') =>
+    operation === 'set'
+      ? { taskId, ...(config as object) }
+      : operation === 'list'
+        ? { taskId }
+        : { taskId, id: configId },
   stateName: (state) => PROTO_STATES[state],
 };
 
@@ -191,7 +195,8 @@ export interface ProtocolClient {
   /** tasks/resubscribe (JSON-RPC) or `:subscribe` (HTTP+JSON), after `lastEventId` when given. */
   resubscribe(params: TaskIdParams, lastEventId?: string): Promise<StreamOutcome>;
   /** A push notification config call on task `taskId`; `config` is the config to set. */
-  pushConfig(operation: PushOperation, taskId: string, config?: unknown): Promise<Outcome<unknown>>;
+  /** A push config operation; get and delete address `configId` (default `c-1`). The result is the wire JSON. */
+  pushConfig(operation: PushOperation, taskId: string, config?: unknown, configId?: string): Promise<Outcome<unknown>>;
   getExtendedCard(): Promise<Outcome<unknown>>;
   /** ListTasks; undefined where the binding and version have none (0.3's JSON-RPC). */
   listTasks(params: ListTasksParams): Promise<Outcome<ListTasksResult>> | undefined;
@@ -443,8 +448,11 @@ export class JsonRpcClient implements ProtocolClient {
     );
   }
 
-  pushConfig(operation: PushOperation, taskId: string, config?: unknown) {
-    return this.#call(this.#dialect.methods.push[operation], this.#dialect.pushParams(operation, taskId, config));
+  pushConfig(operation: PushOperation, taskId: string, config?: unknown, configId?: string) {
+    return this.#call(
+      this.#dialect.methods.push[operation],
+      this.#dialect.pushParams(operation, taskId, config, configId),
+    );
   }
 
   getExtendedCard() {
@@ -536,7 +544,7 @@ export class RestClient implements ProtocolClient {
     );
   }
 
-  pushConfig(operation: PushOperation, taskId: string, config?: unknown) {
+  pushConfig(operation: PushOperation, taskId: string, config?: unknown, configId = 'c-1') {
     const base = `/tasks/${encodeURIComponent(taskId)}/pushNotificationConfigs`;
     const same = (wire: unknown) => wire;
     switch (operation) {
@@ -545,11 +553,11 @@ export class RestClient implements ProtocolClient {
         return this.#call('POST', base, config === undefined ? {} : body, same);
       }
       case 'get':
-        return this.#call('GET', `${base}/c-1`, undefined, same);
+        return this.#call('GET', `${base}/${encodeURIComponent(configId)}`, undefined, same);
       case 'list':
         return this.#call('GET', base, undefined, same);
       case 'delete':
-        return this.#call('DELETE', `${base}/c-1`, undefined, same);
+        return this.#call('DELETE', `${base}/${encodeURIComponent(configId)}`, undefined, same);
     }
   }
 

@@ -229,6 +229,17 @@ export function sendRequestTo(params: MessageSendParams): Json {
   if (configuration?.blocking === false) config.returnImmediately = true;
   if (configuration?.historyLength !== undefined) config.historyLength = configuration.historyLength;
   if (configuration?.acceptedOutputModes !== undefined) config.acceptedOutputModes = configuration.acceptedOutputModes;
+  const push = configuration?.pushNotificationConfig;
+  if (push !== undefined) {
+    // 1.0's TaskPushNotificationConfig is flat, with one authentication scheme.
+    const { authentication, ...rest } = push;
+    config.taskPushNotificationConfig = {
+      ...rest,
+      ...(authentication === undefined
+        ? {}
+        : { authentication: { scheme: authentication.schemes[0], credentials: authentication.credentials } }),
+    };
+  }
   const out: Json = { message: messageTo(params.message) };
   if (Object.keys(config).length > 0) out.configuration = config;
   if (params.metadata !== undefined) out.metadata = params.metadata;

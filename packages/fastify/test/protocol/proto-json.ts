@@ -221,6 +221,9 @@ export function sendRequestTo(params: MessageSendParams): Json {
   const config: Json = { blocking: configuration?.blocking !== false };
   if (configuration?.historyLength !== undefined) config.historyLength = configuration.historyLength;
   if (configuration?.acceptedOutputModes !== undefined) config.acceptedOutputModes = configuration.acceptedOutputModes;
+  // The 0.3 proto's MessageSendConfiguration.push_notification: the config as it is.
+  if (configuration?.pushNotificationConfig !== undefined)
+    config.pushNotification = configuration.pushNotificationConfig;
   const out: Json = { message: messageTo(params.message), configuration: config };
   if (params.metadata !== undefined) out.metadata = params.metadata;
   return out;
