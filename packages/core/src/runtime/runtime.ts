@@ -15,10 +15,11 @@
 
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { A2AError, taskNotCancelable } from '../errors.js';
+import { A2AError, lastEventIdPastEnd, taskNotCancelable } from '../errors.js';
 import { toExecutor } from '../executor.js';
 import { withHistoryLength } from '../model/task-state.js';
 import {
+  isFinalState,
   isTerminalState,
   type ListTasksParams,
   type ListTasksResult,
@@ -225,11 +226,24 @@ export class A2ARuntime {
     // The caller's own messages only: the index is scoped by owner.
     const entry = await this.store.findMessage(messageId, storeContext, ownerOf(ctx));
     if (entry === undefined) return undefined;
-    return this.#follower.follow(
-      entry.taskId,
-      afterSeq,
-      followOptions(options, storeContext, { turnMessageId: messageId }),
-    );
+    const { taskId } = entry;
+    const record = await this.store.getTask(taskId, storeContext);
+    if (record !== undefined) {
+      const endSeq = await this.#follower.turnEndSeq(taskId, messageId, storeContext);
+      if (endSeq !== undefined && afterSeq >= endSeq) {
+        // The client already has the turn's last event: there is nothing left of this stream to
+        // send, and a follower would wait for the end of a turn that ended (for ever, when the task
+        // is input-required and no one answers). Answer with the task as it stands, and close.
+        return this.#follower.follow(
+          taskId,
+          record.version,
+          followOptions(options, storeContext, { onlySnapshot: true }),
+          record.task,
+        );
+      }
+      if (endSeq === undefined && afterSeq > record.version) throw lastEventIdPastEnd(taskId, afterSeq, record.version);
+    }
+    return this.#follower.follow(taskId, afterSeq, followOptions(options, storeContext, { turnMessageId: messageId }));
   }
 
   // ---- tasks/get, tasks/list, tasks/cancel, tasks/resubscribe (§7.3–7.9) ----
@@ -289,8 +303,15 @@ export class A2ARuntime {
     await this.start();
     const storeContext = storeContextOf(ctx);
     const record = await readOwnTask(this.store, params.id, ownerOf(ctx), storeContext);
-    if (options.afterSeq !== undefined) {
-      return this.#follower.follow(params.id, options.afterSeq, followOptions(options, storeContext, {}));
+    const { afterSeq } = options;
+    if (afterSeq !== undefined) {
+      // SSE Last-Event-ID (§7.9 resumes a stream that broke): past the task's latest event, a
+      // running task would be followed from an event that does not exist yet, and the stream
+      // would hang with no headers; refuse. A finished task answers its snapshot (see follow).
+      if (afterSeq > record.version && !isFinalState(record.task.status.state)) {
+        throw lastEventIdPastEnd(params.id, afterSeq, record.version);
+      }
+      return this.#follower.follow(params.id, afterSeq, followOptions(options, storeContext, {}));
     }
     const { state } = record.task.status;
     if (options.terminalIsError === true && isTerminalState(state)) {
