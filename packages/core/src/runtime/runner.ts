@@ -5,8 +5,9 @@
  */
 
 import type { AgentExecutor } from '../executor.js';
-import { isFinalState, isTerminalState } from '../model/types.js';
+import { isFinalState, isTerminalState, type Task, type TaskEvent } from '../model/types.js';
 import { AgentTurn, type AgentTurnServices } from './agent-turn.js';
+import { retryUntilDone } from './retry.js';
 import type { Turn } from './turn.js';
 
 export interface TurnRunnerOptions {
@@ -120,13 +121,25 @@ export class TurnRunner {
    * one, records a turn end when the agent left the task non-final (a final status ended it already).
    */
   async closeTurn(turn: Turn, failure: string | undefined): Promise<void> {
-    const { events } = this.#services;
+    const { events, log } = this.#services;
     await turn.flush();
-    await turn.stage((task) => {
+    const build = (task: Task): TaskEvent[] | undefined => {
       if (failure !== undefined) return [events.status(task, 'failed', failure)];
       if (isFinalState(task.status.state)) return undefined;
       return [events.turnEnd(task, turn.messageId)];
-    });
+    };
+    // Retried through a store outage (issue 14): without this event the task stays `working`, and
+    // its commit is also the one that releases the turn's slot, without which the context's later
+    // messages wait for good. The writer is version-checked: a retry after a commit whose answer
+    // was lost finds the task already ended and writes nothing twice.
+    const written = await retryUntilDone(
+      async () => {
+        await turn.flush();
+        await turn.stage(build);
+      },
+      { log, what: "write the turn's last event", fields: { taskId: turn.taskId }, giveUp: () => turn.leaseLost },
+    );
+    if (!written) turn.endUnwritten = true;
     turn.settle();
   }
 

@@ -80,7 +80,13 @@ export class A2ARuntime {
       turnTimeoutMs: options.turnTimeoutMs,
       drainTimeoutMs: options.drainTimeoutMs ?? 10_000,
     });
-    const scheduler = new Scheduler({ store, runner, log, pollIntervalMs: options.turnPollIntervalMs ?? 100 });
+    const scheduler = new Scheduler({
+      store,
+      runner,
+      log,
+      pollIntervalMs: options.turnPollIntervalMs ?? 100,
+      onAbandoned: (slot) => this.#membership.abandon(slot),
+    });
     this.#scheduler = scheduler;
     this.#intake = new Intake({
       store,
