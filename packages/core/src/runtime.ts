@@ -4,3 +4,4 @@ export type { StreamSignal } from './protocol/context.js';
 export type { StreamFrame } from './protocol/operations.js';
 export type { A2ARuntimeOptions, RetentionOptions, RuntimeLogger, StreamOptions } from './runtime/options.js';
 export { A2ARuntime } from './runtime/runtime.js';
+export type { DrainSummary } from './runtime/scheduler.js';

@@ -42,7 +42,7 @@ import { Membership } from './membership.js';
 import { type A2ARuntimeOptions, type RuntimeLogger, type StreamOptions, silentLogger } from './options.js';
 import { ownerOf, readOwnTask } from './ownership.js';
 import { TurnRunner } from './runner.js';
-import { Scheduler } from './scheduler.js';
+import { type DrainSummary, Scheduler } from './scheduler.js';
 import { TaskWriter } from './task-writer.js';
 
 /** The context of calls made without one (an application or a test calling the runtime directly). */
@@ -61,6 +61,7 @@ export class A2ARuntime {
   readonly #scheduler: Scheduler;
   readonly #follower: Follower;
   #started: Promise<void> | undefined;
+  #draining: Promise<DrainSummary> | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(options: A2ARuntimeOptions) {
@@ -135,29 +136,51 @@ export class A2ARuntime {
     return runLogged(this.#log, 'retention sweep', () => this.#retention.sweep(ttlMs));
   }
 
+  /** Turns this worker accepted and has not finished (queued behind their context, or running). */
+  get runningTurns(): number {
+    return this.#scheduler.running.size;
+  }
+
   /**
-   * Graceful shutdown: takes no new turns, lets running ones finish for up to `drainTimeoutMs`,
-   * then aborts the rest and fails their tasks, gives up this worker's lease and closes the store.
+   * The first half of close(): takes no new turns, lets running ones finish for up to
+   * `drainTimeoutMs`, then aborts the rest and fails their tasks, and gives up this worker's lease.
+   * The store stays open, so streams still being served can read and send the turns' final events
+   * (the Fastify plugin drains before it ends its streams). Idempotent.
    */
+  drain(): Promise<DrainSummary> {
+    this.#draining ??= this.#drain();
+    return this.#draining;
+  }
+
+  async #drain(): Promise<DrainSummary> {
+    const started = this.#started;
+    if (started === undefined) return { turns: 0, interrupted: 0 };
+    let summary: DrainSummary = { turns: 0, interrupted: 0 };
+    await this.#membership.leave(async () => {
+      await started.catch(() => undefined);
+      summary = await this.#scheduler.drain(this.#options.drainTimeoutMs ?? 10_000);
+    });
+    return summary;
+  }
+
+  /** Graceful shutdown: drain(), then closes the store (when `closeStore` is not false). */
   close(): Promise<void> {
     this.#closing ??= this.#close();
     return this.#closing;
   }
 
   async #close(): Promise<void> {
-    this.#follower.stop();
+    const drained = this.drain();
     const started = this.#started;
+    await drained;
+    this.#follower.stop();
     if (started === undefined) return;
-    await this.#membership.leave(async () => {
-      await started.catch(() => undefined);
-      await this.#scheduler.drain(this.#options.drainTimeoutMs ?? 10_000);
-    });
     if (this.#options.closeStore !== false) await this.store.close();
   }
 
   /** New turns are refused once closing: the client retries, and another worker takes it. */
   #refuseWhenClosing(): void {
-    if (this.#closing) {
+    if (this.#draining) {
       throw new A2AError(
         'UNAVAILABLE',
         'This worker is shutting down; retry the request (another worker will take it).',

@@ -67,6 +67,12 @@ export class TurnRegistry {
   }
 }
 
+/** What a drain did: the turns it waited for, and how many of them it had to interrupt. */
+export interface DrainSummary {
+  turns: number;
+  interrupted: number;
+}
+
 export interface SchedulerOptions {
   readonly store: A2AStore;
   readonly runner: TurnRunner;
@@ -148,9 +154,9 @@ export class Scheduler {
    * Graceful shutdown: lets running turns finish for up to `drainMs`, then aborts the rest, fails
    * their tasks and releases their slots.
    */
-  async drain(drainMs: number): Promise<void> {
+  async drain(drainMs: number): Promise<DrainSummary> {
     const turns = [...this.#running];
-    await Promise.race([Promise.allSettled(turns.map((t) => t.done.promise)), delay(drainMs)]);
+    if (turns.length > 0) await Promise.race([Promise.allSettled(turns.map((t) => t.done.promise)), delay(drainMs)]);
     const left = [...this.#running];
     for (const turn of left) turn.abort('shutdown');
     await Promise.race([Promise.allSettled(left.map((t) => t.done.promise)), delay(1000)]);
@@ -161,6 +167,7 @@ export class Scheduler {
       await this.#runner.closeTurn(turn, reason);
       await this.#releaseSlot(turn);
     }
+    return { turns: turns.length, interrupted: left.length };
   }
 
   /**
