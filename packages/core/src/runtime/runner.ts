@@ -41,18 +41,32 @@ export class TurnRunner {
     // A task that turns of others may have changed while this one waited is read again; a new
     // task that started at once is as this worker wrote it (a cancel meanwhile still shows up as
     // a version conflict on the first write, and the watch aborts the turn).
-    if (turn.waited || !turn.isNewTask) {
-      await turn.writer.reload();
-      turn.projected = turn.writer.task;
-    }
+    // The reads before the agent runs are retried through a store outage (issue 14): the turn has
+    // its slot, and failing it for a read would fail a task the agent never saw.
+    let contextRecord: Awaited<ReturnType<typeof store.getContext>>;
+    const read = await retryUntilDone(
+      async () => {
+        if (turn.waited || !turn.isNewTask) {
+          await turn.writer.reload();
+          turn.projected = turn.writer.task;
+        }
+        // A context this message created has no state yet: no read for it.
+        contextRecord = turn.isNewContext
+          ? undefined
+          : await store.getContext(turn.writer.task.contextId, turn.storeContext);
+      },
+      {
+        log: this.#services.log,
+        what: 'read the task before the turn',
+        fields: { taskId: turn.taskId },
+        giveUp: () => turn.leaseLost || turn.aborted,
+      },
+    );
+    if (!read) throw new Error('The store could not be read before the turn started.');
     const previousState = turn.writer.task.status.state;
     if (isTerminalState(previousState)) return;
     // Not awaited: `working` goes to the store together with the agent's first updates.
     void turn.stage((task) => [events.status(task, 'working')])?.catch(() => undefined);
-    // A context this message created has no state yet: no read for it.
-    const contextRecord = turn.isNewContext
-      ? undefined
-      : await store.getContext(turn.writer.task.contextId, turn.storeContext);
     const context = new AgentTurn(turn, this.#services, previousState, contextRecord?.state);
 
     let thrown: unknown;

@@ -206,9 +206,22 @@ export class Scheduler {
     // A context this very message created has no other turn (its id was not known to anyone).
     if (turn.isNewContext) return;
     const { signal } = turn;
-    for (;;) {
+    for (let failures = 0; ; ) {
       if (turn.settled || signal.aborted) return;
-      const readiness = await this.#store.turnReadiness(turn.slot);
+      let readiness: Awaited<ReturnType<A2AStore['turnReadiness']>>;
+      try {
+        readiness = await this.#store.turnReadiness(turn.slot);
+        failures = 0;
+      } catch (error) {
+        // The store is unreachable (issue 14): a queued turn waits it out rather than failing a task
+        // that never started, as long as this worker holds its lease.
+        if (turn.leaseLost) throw error;
+        if (failures++ === 0) {
+          this.#log.warn({ err: error, taskId: turn.taskId }, 'a2a: could not check the turn queue; retrying');
+        }
+        await delay(Math.min(2000, this.#pollIntervalMs * 2 ** failures), signal);
+        continue;
+      }
       if (readiness.ready) return;
       turn.waited = true;
       // The turn ahead ends with a write to its task and a queue notification: wake on it. Subscribe
