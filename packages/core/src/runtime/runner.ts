@@ -4,11 +4,23 @@
  * timed out, canceled, interrupted by shutdown or by a lost lease).
  */
 
+import { A2AError } from '../errors.js';
 import type { AgentExecutor } from '../executor.js';
 import { isFinalState, isTerminalState, type Task, type TaskEvent } from '../model/types.js';
 import { AgentTurn, type AgentTurnServices } from './agent-turn.js';
 import { retryUntilDone } from './retry.js';
 import type { Turn } from './turn.js';
+
+/**
+ * The failure reason of a turn that failed because the store could not be reached (the agent's
+ * write failed, and so did the agent): the store's own message names hosts and users, which
+ * clients are never told (its code is not exposed), so the task says what happened without it.
+ */
+export function storeFailureReason(error: unknown): string | undefined {
+  return A2AError.is(error) && error.code === 'STORE_UNAVAILABLE'
+    ? 'The turn failed: the task store could not be reached while the agent worked. Send the message again.'
+    : undefined;
+}
 
 export interface TurnRunnerOptions {
   readonly services: AgentTurnServices;
@@ -119,12 +131,12 @@ export class TurnRunner {
     if (thrown !== undefined) {
       const reason = thrown instanceof Error ? thrown.message : String(thrown);
       this.#services.log.warn({ err: thrown, taskId: turn.taskId }, 'a2a: agent failed the turn');
-      await this.closeTurn(turn, reason || 'The agent failed without a message.');
+      await this.closeTurn(turn, storeFailureReason(thrown) ?? (reason || 'The agent failed without a message.'));
       return;
     }
     if (turn.emitError !== undefined) {
       const reason = turn.emitError instanceof Error ? turn.emitError.message : String(turn.emitError);
-      await this.closeTurn(turn, `The agent sent an invalid update: ${reason}`);
+      await this.closeTurn(turn, storeFailureReason(turn.emitError) ?? `The agent sent an invalid update: ${reason}`);
       return;
     }
     await this.closeTurn(turn, undefined);

@@ -11,7 +11,7 @@ import { type MultiMap, multiMapAdd, multiMapDelete, multiMapValues } from '../m
 import type { A2AStore } from '../store.js';
 import type { RuntimeLogger } from './options.js';
 import { retryUntilDone } from './retry.js';
-import type { TurnRunner } from './runner.js';
+import { storeFailureReason, type TurnRunner } from './runner.js';
 import type { AbortCause, Turn } from './turn.js';
 
 /** Releases a turn's slot in its context's queue (the store contract calls this `finishTurn`). */
@@ -147,7 +147,10 @@ export class Scheduler {
     this.#log.error({ err: error, taskId: turn.taskId }, 'a2a: turn failed unexpectedly');
     if (turn.settled || turn.abortCause === 'canceled') return;
     const reason = error instanceof Error && error.message ? error.message : String(error);
-    await this.#runner.closeTurn(turn, `The turn failed before it could finish: ${reason}`);
+    await this.#runner.closeTurn(
+      turn,
+      storeFailureReason(error) ?? `The turn failed before it could finish: ${reason}`,
+    );
   }
 
   /**
