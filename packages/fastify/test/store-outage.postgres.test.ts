@@ -20,7 +20,9 @@ const logs: Record<string, unknown>[] = [];
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 beforeAll(async () => {
-  cluster = await startCluster();
+  // Durable: the throwaway default (fsync and synchronous_commit off) loses acknowledged commits
+  // in a crash, which no store can survive; a production server does not.
+  cluster = await startCluster({ durable: true });
   app = Fastify({
     logger: {
       level: 'debug',
