@@ -98,9 +98,17 @@ async function createDatabase(url: string): Promise<void> {
 // ---------------------------------------------------------------------------------------------
 // Throwaway cluster
 
-interface Cluster {
+export interface Cluster {
   url: string;
+  /** Stops the server and removes its data directory. */
   stop(): Promise<void>;
+  /**
+   * Stops the server at once (`pg_ctl stop -m immediate`: connections cut, no shutdown checkpoint),
+   * keeping its data: a store outage, for tests that must survive one. {@link resume} starts it again.
+   */
+  halt(): Promise<void>;
+  /** Starts the server again after {@link halt}, on the same port and data (crash recovery runs). */
+  resume(): Promise<void>;
 }
 
 /** The newest `/usr/lib/postgresql/<version>/bin` that has initdb and pg_ctl. */
@@ -159,7 +167,12 @@ function run(argv: string[], user: string | undefined): Promise<void> {
   });
 }
 
-async function startCluster(): Promise<Cluster> {
+/**
+ * Starts a throwaway cluster from the local binaries (initdb into a temp dir, trust auth, 127.0.0.1
+ * on a free port). The global setup starts one when no server answers; a test that must stop and
+ * restart its server (an outage test) starts its own, since the shared one serves other files.
+ */
+export async function startCluster(options: { durable?: boolean } = {}): Promise<Cluster> {
   const bin = await findBinaries();
   if (bin === undefined)
     throw new Error('no PostgreSQL server binaries (initdb, pg_ctl) under /usr/lib/postgresql/*/bin');
@@ -187,24 +200,27 @@ async function startCluster(): Promise<Cluster> {
       user,
     );
     // fsync off and friends: the data is thrown away anyway; these make the cluster start and run fast.
+    // Not for `durable`: with them a crash (halt) loses commits the server had acknowledged, and a
+    // test of surviving one would see the store go back in time.
+    const fast = options.durable ? [] : ['-c fsync=off', '-c synchronous_commit=off', '-c full_page_writes=off'];
     const serverOptions = [
       `-p ${port}`,
       '-c listen_addresses=127.0.0.1',
       `-c unix_socket_directories=${dir}`,
-      '-c fsync=off',
-      '-c synchronous_commit=off',
-      '-c full_page_writes=off',
+      ...fast,
       '-c max_connections=200',
     ].join(' ');
     started = true;
     const log = join(dir, 'postgres.log');
-    await run([pgCtl, '-D', data, '-l', log, '-o', serverOptions, '-w', '-t', '30', 'start'], user).catch(
-      async (error: Error) => {
-        // pg_ctl only says "examine the log output"; the log is about to be deleted, so quote it.
-        const tail = await readFile(log, 'utf8').catch(() => '');
-        throw new Error(`${error.message}\n${tail.trim().split('\n').slice(-10).join('\n')}`);
-      },
-    );
+    const startServer = () =>
+      run([pgCtl, '-D', data, '-l', log, '-o', serverOptions, '-w', '-t', '30', 'start'], user).catch(
+        async (error: Error) => {
+          // pg_ctl only says "examine the log output"; the log is about to be deleted, so quote it.
+          const tail = await readFile(log, 'utf8').catch(() => '');
+          throw new Error(`${error.message}\n${tail.trim().split('\n').slice(-10).join('\n')}`);
+        },
+      );
+    await startServer();
     const url = `postgres://postgres@127.0.0.1:${port}/test`;
     await createDatabase(url);
     return {
@@ -215,6 +231,8 @@ async function startCluster(): Promise<Cluster> {
         started = false;
         await rm(dir, { recursive: true, force: true });
       },
+      halt: () => run([pgCtl, '-D', data, '-m', 'immediate', '-w', 'stop'], user),
+      resume: startServer,
     };
   } catch (error) {
     stopSync();

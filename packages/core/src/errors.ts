@@ -180,6 +180,17 @@ export const taskNotCancelable = (taskId: string, state: string): A2AError =>
 export const invalidParams = (message: string, data?: unknown): A2AError =>
   new A2AError('INVALID_PARAMS', message, { data });
 
+/**
+ * A stream resumed with a Last-Event-ID this server never sent for the task (the ids are the
+ * task's event sequence numbers): following from there would wait for events that are already
+ * past, so the request is refused rather than left hanging.
+ */
+export const lastEventIdPastEnd = (taskId: string, lastEventId: number, latest: number): A2AError =>
+  invalidParams(
+    `Invalid Last-Event-ID ${lastEventId}: task "${taskId}" has no such event (its latest event is ${latest}). Reconnect with the id of the last event received, or without Last-Event-ID to start from the task's current state.`,
+    { taskId, lastEventId, latestEventId: latest },
+  );
+
 /** Raised by a store when a task was written by someone else since it was read. */
 export class VersionConflictError extends A2AError {
   constructor(taskId: string, expected: number, actual: number | undefined) {

@@ -12,3 +12,4 @@ export type {
 } from './runtime/options.js';
 export { checkPushOptions, configIdOf } from './runtime/push-configs.js';
 export { A2ARuntime } from './runtime/runtime.js';
+export type { DrainSummary } from './runtime/scheduler.js';

@@ -46,6 +46,12 @@ import { restRoutes } from './routes/rest.js';
 import { StreamHub } from './sse.js';
 import { createStoreFromUrl } from './store-url.js';
 
+/**
+ * After the turns drained, how long open streams get to write their final events before the rest
+ * (following tasks that run on other workers) are ended.
+ */
+const STREAM_GRACE_MS = 1000;
+
 // At run time the default import is the CommonJS module.exports, which is the fastify-plugin
 // wrapped function (its `.default` and `.fastifySSE` are the unwrapped one, which would be
 // encapsulated and never see our routes); the type declarations describe it differently.
@@ -219,9 +225,28 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
   await fastify.register(
     async (scope: FastifyInstance) => {
       const streams = new StreamHub(options.heartbeatIntervalMs);
-      scope.addHook('preClose', async () => streams.close());
+      // preClose, not onClose: Fastify closes the server between the two, and that waits for
+      // every open connection, so open streams must have ended by then. They end with their final
+      // event: the turns drain first (new requests already get 503), and a stream of a turn that
+      // ran here carries how it ended, rather than being cut off mid-turn (§7.2).
+      scope.addHook('preClose', async () => {
+        const since = Date.now();
+        const log = fastify.log.child({ prefix: prefix || '/' });
+        const open = streams.size;
+        log.info(
+          { turns: runtime.runningTurns, streams: open, drainTimeoutMs: options.drainTimeoutMs },
+          'a2a: closing: draining running turns and open streams',
+        );
+        const turns = await runtime.drain();
+        const cut = await streams.drain(STREAM_GRACE_MS);
+        log.info(
+          { ...turns, streams: open, streamsCut: cut, ms: Date.now() - since },
+          'a2a: drained: turns finished or failed, streams ended',
+        );
+      });
       scope.addHook('onClose', async () => {
         agents.delete(prefix);
+        streams.close();
         await runtime.close();
       });
       await scope.register(fastifySse);

@@ -26,6 +26,8 @@ export const SSE_ROUTE_OPTIONS = {
 export class StreamHub {
   readonly #open = new Map<StreamEnd, FastifyReply>();
   readonly #heartbeat: NodeJS.Timeout | undefined;
+  /** Called each time the last open stream ends (see drain). */
+  #onEmpty: (() => void)[] = [];
 
   constructor(heartbeatIntervalMs: number) {
     // One timer for every open stream rather than one per stream (@fastify/sse's own heartbeat is
@@ -65,7 +67,13 @@ export class StreamHub {
       end.abort();
       this.#open.delete(end);
       await frames.return(undefined);
+      if (this.#open.size === 0) for (const resolve of this.#onEmpty.splice(0)) resolve();
     }
+  }
+
+  /** Streams being written. */
+  get size(): number {
+    return this.#open.size;
   }
 
   /** Answers a streaming call with one event and ends: how a streaming client reads a refusal. */
@@ -73,7 +81,35 @@ export class StreamHub {
     await reply.sse.send({ data });
   }
 
-  /** Ends every open stream (server closing) and stops the heartbeat. */
+  /**
+   * Server closing, once the runtime drained its turns: a stream of a turn that ran here got its
+   * final event meanwhile and ends by itself (§7.2: a stream ends after the final event); give
+   * those up to `graceMs` to be written, then end the rest (streams of tasks running on other
+   * workers: their clients reconnect elsewhere with Last-Event-ID). Resolves, once all have ended,
+   * with how many had to be ended.
+   */
+  async drain(graceMs: number): Promise<number> {
+    if (this.#open.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.#empty(),
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, graceMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+    const cut = this.#open.size;
+    this.close();
+    await this.#empty();
+    return cut;
+  }
+
+  #empty(): Promise<void> {
+    return this.#open.size === 0 ? Promise.resolve() : new Promise((resolve) => this.#onEmpty.push(resolve));
+  }
+
+  /** Ends every open stream at once and stops the heartbeat. */
   close(): void {
     clearInterval(this.#heartbeat);
     for (const end of this.#open.keys()) end.abort();

@@ -98,7 +98,9 @@ export class Follower {
     snapshot?: Task,
   ): AsyncGenerator<StreamFrame> {
     const { signal, turnMessageId } = options;
+    let sent = false;
     if (snapshot !== undefined) {
+      sent = true;
       const { state } = snapshot.status;
       yield { seq: afterSeq, result: withHistoryLength(snapshot, options.historyLength) };
       snapshot = undefined; // not kept alive while the stream waits
@@ -127,6 +129,7 @@ export class Follower {
             continue;
           }
           if (event.kind === 'message') continue; // user follow-ups are in the next Task snapshot, not stream items
+          sent = true;
           yield { seq: stored.seq, result: event };
           if (endsStream(event)) return;
         }
@@ -141,8 +144,14 @@ export class Follower {
           if (
             record.version <= waiter.last &&
             (isTerminalState(state) || (isFinalState(state) && turnMessageId === undefined))
-          )
+          ) {
+            // A stream about to end having sent nothing (a reconnect whose Last-Event-ID is the
+            // final event, or past it) answers with the task as it stands, as §7.9 answers a
+            // subscription to a finished task: an empty stream would not tell the client how the
+            // task ended. Its id is the latest event's, so reconnecting with it answers the same.
+            if (!sent) yield { seq: record.version, result: withHistoryLength(record.task, options.historyLength) };
             return;
+          }
         }
         if (notified || signal?.aborted) continue;
         // Wait for a notification, or for the safety poll to see the task changed (or gone).

@@ -37,10 +37,19 @@ export class Membership {
   readonly #leaseTtlMs: number;
   readonly #onLeaseLost: () => void;
   readonly #lease: BackgroundJob;
+  /** How soon a failed renewal is tried again (rather than at the next quarter of the TTL). */
+  readonly #retryMs: number;
+  #retryTimer: NodeJS.Timeout | undefined;
+  /** Fires when the lease runs out: a renewal hanging on an unreachable store never gets to look. */
+  #expiryTimer: NodeJS.Timeout | undefined;
   /** When this worker's lease, as last renewed, runs out. */
   #leaseEnd: number | undefined;
+  /** The lease ran out and onLeaseLost was called; cleared by the next successful renewal. */
+  #lost = false;
   /** Leaving: keep the lease, reap no one, start nothing new. */
   #leaving = false;
+  /** Turns of this worker whose slot it could not release before its lease ran out (see abandon). */
+  readonly #abandoned = new Map<string, TurnTicket>();
 
   constructor(options: MembershipOptions) {
     this.#store = options.store;
@@ -50,9 +59,11 @@ export class Membership {
     this.#events = options.events;
     this.#leaseTtlMs = options.leaseTtlMs;
     this.#onLeaseLost = options.onLeaseLost;
+    this.#retryMs = Math.max(10, Math.min(1000, this.#leaseTtlMs / 4));
     this.jobs = new BackgroundJobs(options.log);
-    // Renew well before the lease ends, and look for dead workers as often: a worker that dies is
-    // found at most ~leaseTtlMs after its last renewal.
+    // Renew well before the lease ends (a renewal that fails is retried within a second), and look
+    // for dead workers as often: a worker that dies is found at most 1.25 × leaseTtlMs after its
+    // last renewal.
     this.#lease = new BackgroundJob(
       {
         name: 'lease renewal or reaping',
@@ -65,7 +76,7 @@ export class Membership {
 
   /** Takes this worker's lease, reaps dead workers once, then keeps renewing and starts the jobs. */
   async join(): Promise<void> {
-    await this.#store.heartbeat(this.#workerId, this.#leaseUntil());
+    await this.#store.heartbeat(this.#workerId, this.#clock() + this.#leaseTtlMs);
     this.#lease.start();
     await this.#lease.run();
     if (!this.#leaving) this.jobs.start();
@@ -90,28 +101,53 @@ export class Membership {
     this.jobs.stop();
     await drain();
     this.#lease.stop();
+    clearTimeout(this.#retryTimer);
+    clearTimeout(this.#expiryTimer);
     await this.#store
       .removeWorker(this.#workerId)
       .catch((error) => this.#log.warn({ err: error }, 'a2a: could not remove the worker lease'));
   }
 
-  #leaseUntil(): number {
-    // 70% of the TTL: with renewals every 25%, a live worker survives one late renewal, and a dead
-    // one expires, and is reaped on the next quarter tick, within the TTL.
-    return this.#clock() + Math.round(this.#leaseTtlMs * 0.7);
+  /** Whether this worker's lease ran out and has not been renewed since (its turns were aborted). */
+  get leaseLost(): boolean {
+    return this.#lost;
+  }
+
+  /**
+   * Hands over a turn of this worker whose end it could not write before its lease ran out: with
+   * the lease gone, another worker may be reaping it, so the turn's own retries stop. If no one
+   * did (a single worker, or every worker lost the store), this worker reaps the turn itself once
+   * its lease is renewed, the way it reaps a dead worker's: the task fails and the slot is released.
+   */
+  abandon(slot: TurnTicket): void {
+    this.#abandoned.set(`${slot.contextId}\u0000${slot.position}`, slot);
   }
 
   async #renewAndReap(): Promise<void> {
-    const leaseUntil = this.#leaseUntil();
-    await this.#store.heartbeat(this.#workerId, leaseUntil);
-    if (this.#leaseEnd !== undefined && this.#clock() > this.#leaseEnd) {
-      // This worker was silent past its lease (event loop stalled, store unreachable): another
-      // worker may have declared it dead and failed its tasks. Its turns must not go on, or a
-      // context could run two turns at once; abort them (their writes are refused anyway).
-      this.#log.error({ workerId: this.#workerId }, 'a2a: this worker lost its lease; aborting its running turns');
-      this.#onLeaseLost();
+    // The lease lasts the full TTL: that is what `leaseTtlMs` promises (a worker silent for that
+    // long is dead to the others), and what lets this worker ride out a store outage shorter than
+    // the TTL. It is computed before the write, so it never ends later than the store holds it.
+    const sentAt = this.#clock();
+    try {
+      await this.#store.heartbeat(this.#workerId, sentAt + this.#leaseTtlMs);
+    } catch (error) {
+      // Retry soon rather than at the next quarter tick, while the lease still runs; declare it
+      // lost only once it has actually run out since the last successful renewal.
+      this.#checkLeaseEnd(this.#clock());
+      this.#retrySoon();
+      throw error;
     }
-    this.#leaseEnd = leaseUntil;
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    // A renewal sent after the lease ended (event loop stalled, store unreachable) took a new one,
+    // but meanwhile another worker may have declared this one dead and failed its tasks.
+    this.#checkLeaseEnd(sentAt);
+    this.#leaseEnd = sentAt + this.#leaseTtlMs;
+    this.#lost = false;
+    clearTimeout(this.#expiryTimer);
+    this.#expiryTimer = setTimeout(() => this.#checkLeaseEnd(this.#clock()), this.#leaseTtlMs + 1);
+    this.#expiryTimer.unref();
+    if (this.#abandoned.size > 0) await this.#reapAbandoned();
     // A leaving worker only keeps its own lease: other workers reap the dead.
     if (this.#leaving) return;
     const now = this.#clock();
@@ -124,6 +160,41 @@ export class Membership {
         );
       }
       this.#log.warn({ workerId: dead.workerId, turns: dead.turns.length }, 'a2a: reaped a dead worker');
+    }
+  }
+
+  /** Declares the lease lost, once per loss, when `at` is past its end. */
+  #checkLeaseEnd(at: number): void {
+    if (this.#lost || this.#leaseEnd === undefined || at <= this.#leaseEnd) return;
+    this.#lost = true;
+    // Another worker may have declared this one dead and failed its tasks. Its turns must not go
+    // on, or a context could run two turns at once; abort them (their writes are refused anyway).
+    this.#log.error({ workerId: this.#workerId }, 'a2a: this worker lost its lease; aborting its running turns');
+    this.#onLeaseLost();
+  }
+
+  #retrySoon(): void {
+    if (this.#retryTimer !== undefined) return;
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      void this.#lease.run();
+    }, this.#retryMs);
+    this.#retryTimer.unref();
+  }
+
+  /** Reaps this worker's abandoned turns that are still queued (no other worker reaped them). */
+  async #reapAbandoned(): Promise<void> {
+    const queued = new Set(
+      (await this.#store.listWorkerTurns(this.#workerId)).map((slot) => `${slot.contextId}\u0000${slot.position}`),
+    );
+    for (const [key, slot] of this.#abandoned) {
+      if (queued.has(key)) {
+        await this.#failAbandonedTurn(
+          slot,
+          `Worker lost: worker "${this.#workerId}" could not reach the store to finish the turn before its lease ran out.`,
+        );
+      }
+      this.#abandoned.delete(key);
     }
   }
 

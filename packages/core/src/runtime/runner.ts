@@ -4,10 +4,23 @@
  * timed out, canceled, interrupted by shutdown or by a lost lease).
  */
 
+import { A2AError } from '../errors.js';
 import type { AgentExecutor } from '../executor.js';
-import { isFinalState, isTerminalState } from '../model/types.js';
+import { isFinalState, isTerminalState, type Task, type TaskEvent } from '../model/types.js';
 import { AgentTurn, type AgentTurnServices } from './agent-turn.js';
+import { retryUntilDone } from './retry.js';
 import type { Turn } from './turn.js';
+
+/**
+ * The failure reason of a turn that failed because the store could not be reached (the agent's
+ * write failed, and so did the agent): the store's own message names hosts and users, which
+ * clients are never told (its code is not exposed), so the task says what happened without it.
+ */
+export function storeFailureReason(error: unknown): string | undefined {
+  return A2AError.is(error) && error.code === 'STORE_UNAVAILABLE'
+    ? 'The turn failed: the task store could not be reached while the agent worked. Send the message again.'
+    : undefined;
+}
 
 export interface TurnRunnerOptions {
   readonly services: AgentTurnServices;
@@ -40,18 +53,32 @@ export class TurnRunner {
     // A task that turns of others may have changed while this one waited is read again; a new
     // task that started at once is as this worker wrote it (a cancel meanwhile still shows up as
     // a version conflict on the first write, and the watch aborts the turn).
-    if (turn.waited || !turn.isNewTask) {
-      await turn.writer.reload();
-      turn.projected = turn.writer.task;
-    }
+    // The reads before the agent runs are retried through a store outage (issue 14): the turn has
+    // its slot, and failing it for a read would fail a task the agent never saw.
+    let contextRecord: Awaited<ReturnType<typeof store.getContext>>;
+    const read = await retryUntilDone(
+      async () => {
+        if (turn.waited || !turn.isNewTask) {
+          await turn.writer.reload();
+          turn.projected = turn.writer.task;
+        }
+        // A context this message created has no state yet: no read for it.
+        contextRecord = turn.isNewContext
+          ? undefined
+          : await store.getContext(turn.writer.task.contextId, turn.storeContext);
+      },
+      {
+        log: this.#services.log,
+        what: 'read the task before the turn',
+        fields: { taskId: turn.taskId },
+        giveUp: () => turn.leaseLost || turn.aborted,
+      },
+    );
+    if (!read) throw new Error('The store could not be read before the turn started.');
     const previousState = turn.writer.task.status.state;
     if (isTerminalState(previousState)) return;
     // Not awaited: `working` goes to the store together with the agent's first updates.
     void turn.stage((task) => [events.status(task, 'working')])?.catch(() => undefined);
-    // A context this message created has no state yet: no read for it.
-    const contextRecord = turn.isNewContext
-      ? undefined
-      : await store.getContext(turn.writer.task.contextId, turn.storeContext);
     const context = new AgentTurn(turn, this.#services, previousState, contextRecord?.state);
 
     let thrown: unknown;
@@ -104,12 +131,12 @@ export class TurnRunner {
     if (thrown !== undefined) {
       const reason = thrown instanceof Error ? thrown.message : String(thrown);
       this.#services.log.warn({ err: thrown, taskId: turn.taskId }, 'a2a: agent failed the turn');
-      await this.closeTurn(turn, reason || 'The agent failed without a message.');
+      await this.closeTurn(turn, storeFailureReason(thrown) ?? (reason || 'The agent failed without a message.'));
       return;
     }
     if (turn.emitError !== undefined) {
       const reason = turn.emitError instanceof Error ? turn.emitError.message : String(turn.emitError);
-      await this.closeTurn(turn, `The agent sent an invalid update: ${reason}`);
+      await this.closeTurn(turn, storeFailureReason(turn.emitError) ?? `The agent sent an invalid update: ${reason}`);
       return;
     }
     await this.closeTurn(turn, undefined);
@@ -120,13 +147,25 @@ export class TurnRunner {
    * one, records a turn end when the agent left the task non-final (a final status ended it already).
    */
   async closeTurn(turn: Turn, failure: string | undefined): Promise<void> {
-    const { events } = this.#services;
+    const { events, log } = this.#services;
     await turn.flush();
-    await turn.stage((task) => {
+    const build = (task: Task): TaskEvent[] | undefined => {
       if (failure !== undefined) return [events.status(task, 'failed', failure)];
       if (isFinalState(task.status.state)) return undefined;
       return [events.turnEnd(task, turn.messageId)];
-    });
+    };
+    // Retried through a store outage (issue 14): without this event the task stays `working`, and
+    // its commit is also the one that releases the turn's slot, without which the context's later
+    // messages wait for good. The writer is version-checked: a retry after a commit whose answer
+    // was lost finds the task already ended and writes nothing twice.
+    const written = await retryUntilDone(
+      async () => {
+        await turn.flush();
+        await turn.stage(build);
+      },
+      { log, what: "write the turn's last event", fields: { taskId: turn.taskId }, giveUp: () => turn.leaseLost },
+    );
+    if (!written) turn.endUnwritten = true;
     turn.settle();
   }
 

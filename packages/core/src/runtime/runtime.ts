@@ -17,12 +17,13 @@
 
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { A2AError, taskNotCancelable } from '../errors.js';
+import { A2AError, lastEventIdPastEnd, taskNotCancelable } from '../errors.js';
 import { toExecutor } from '../executor.js';
 import { withHistoryLength } from '../model/task-state.js';
 import {
   type DeleteTaskPushNotificationConfigParams,
   type GetTaskPushNotificationConfigParams,
+  isFinalState,
   isTerminalState,
   type ListTaskPushNotificationConfigParams,
   type ListTasksParams,
@@ -49,7 +50,7 @@ import { type A2ARuntimeOptions, type RuntimeLogger, type StreamOptions, silentL
 import { ownerOf, readOwnTask } from './ownership.js';
 import { type CheckedPushConfig, PushConfigs } from './push-configs.js';
 import { TurnRunner } from './runner.js';
-import { Scheduler } from './scheduler.js';
+import { type DrainSummary, Scheduler } from './scheduler.js';
 import { TaskWriter } from './task-writer.js';
 
 /** The context of calls made without one (an application or a test calling the runtime directly). */
@@ -71,6 +72,7 @@ export class A2ARuntime {
   readonly #pushConfigs: PushConfigs | undefined;
   readonly #pushDeliverer: PushDeliverer | undefined;
   #started: Promise<void> | undefined;
+  #draining: Promise<DrainSummary> | undefined;
   #closing: Promise<void> | undefined;
 
   constructor(options: A2ARuntimeOptions) {
@@ -90,7 +92,13 @@ export class A2ARuntime {
       turnTimeoutMs: options.turnTimeoutMs,
       drainTimeoutMs: options.drainTimeoutMs ?? 10_000,
     });
-    const scheduler = new Scheduler({ store, runner, log, pollIntervalMs: options.turnPollIntervalMs ?? 100 });
+    const scheduler = new Scheduler({
+      store,
+      runner,
+      log,
+      pollIntervalMs: options.turnPollIntervalMs ?? 100,
+      onAbandoned: (slot) => this.#membership.abandon(slot),
+    });
     this.#scheduler = scheduler;
     this.#intake = new Intake({
       store,
@@ -164,30 +172,54 @@ export class A2ARuntime {
     return runLogged(this.#log, 'retention sweep', () => this.#retention.sweep(ttlMs));
   }
 
+  /** Turns this worker accepted and has not finished (queued behind their context, or running). */
+  get runningTurns(): number {
+    return this.#scheduler.running.size;
+  }
+
   /**
-   * Graceful shutdown: takes no new turns, lets running ones finish for up to `drainTimeoutMs`,
-   * then aborts the rest and fails their tasks, gives up this worker's lease and closes the store.
+   * The first half of close(): takes no new turns, lets running ones finish for up to
+   * `drainTimeoutMs`, then aborts the rest and fails their tasks, and gives up this worker's lease.
+   * The store stays open, so streams still being served can read and send the turns' final events
+   * (the Fastify plugin drains before it ends its streams). Idempotent.
    */
+  drain(): Promise<DrainSummary> {
+    this.#draining ??= this.#drain();
+    return this.#draining;
+  }
+
+  async #drain(): Promise<DrainSummary> {
+    const started = this.#started;
+    if (started === undefined) return { turns: 0, interrupted: 0 };
+    let summary: DrainSummary = { turns: 0, interrupted: 0 };
+    await this.#membership.leave(async () => {
+      await started.catch(() => undefined);
+      summary = await this.#scheduler.drain(this.#options.drainTimeoutMs ?? 10_000);
+      // Then POSTs in flight are aborted and their claims given back: another worker (or this one,
+      // restarted) delivers them, the draining turns' final states included.
+      await this.#pushDeliverer?.stop();
+    });
+    return summary;
+  }
+
+  /** Graceful shutdown: drain(), then closes the store (when `closeStore` is not false). */
   close(): Promise<void> {
     this.#closing ??= this.#close();
     return this.#closing;
   }
 
   async #close(): Promise<void> {
-    this.#follower.stop();
+    const drained = this.drain();
     const started = this.#started;
+    await drained;
+    this.#follower.stop();
     if (started === undefined) return;
-    await this.#membership.leave(async () => {
-      await started.catch(() => undefined);
-      // POSTs in flight are aborted and their claims given back: another worker delivers them.
-      await Promise.all([this.#scheduler.drain(this.#options.drainTimeoutMs ?? 10_000), this.#pushDeliverer?.stop()]);
-    });
     if (this.#options.closeStore !== false) await this.store.close();
   }
 
   /** New turns are refused once closing: the client retries, and another worker takes it. */
   #refuseWhenClosing(): void {
-    if (this.#closing) {
+    if (this.#draining) {
       throw new A2AError(
         'UNAVAILABLE',
         'This worker is shutting down; retry the request (another worker will take it).',
@@ -292,11 +324,24 @@ export class A2ARuntime {
     // The caller's own messages only: the index is scoped by owner.
     const entry = await this.store.findMessage(messageId, storeContext, ownerOf(ctx));
     if (entry === undefined) return undefined;
-    return this.#follower.follow(
-      entry.taskId,
-      afterSeq,
-      followOptions(options, storeContext, { turnMessageId: messageId }),
-    );
+    const { taskId } = entry;
+    const record = await this.store.getTask(taskId, storeContext);
+    if (record !== undefined) {
+      const endSeq = await this.#follower.turnEndSeq(taskId, messageId, storeContext);
+      if (endSeq !== undefined && afterSeq >= endSeq) {
+        // The client already has the turn's last event: there is nothing left of this stream to
+        // send, and a follower would wait for the end of a turn that ended (for ever, when the task
+        // is input-required and no one answers). Answer with the task as it stands, and close.
+        return this.#follower.follow(
+          taskId,
+          record.version,
+          followOptions(options, storeContext, { onlySnapshot: true }),
+          record.task,
+        );
+      }
+      if (endSeq === undefined && afterSeq > record.version) throw lastEventIdPastEnd(taskId, afterSeq, record.version);
+    }
+    return this.#follower.follow(taskId, afterSeq, followOptions(options, storeContext, { turnMessageId: messageId }));
   }
 
   // ---- tasks/get, tasks/list, tasks/cancel, tasks/resubscribe (§7.3–7.9) ----
@@ -356,8 +401,15 @@ export class A2ARuntime {
     await this.start();
     const storeContext = storeContextOf(ctx);
     const record = await readOwnTask(this.store, params.id, ownerOf(ctx), storeContext);
-    if (options.afterSeq !== undefined) {
-      return this.#follower.follow(params.id, options.afterSeq, followOptions(options, storeContext, {}));
+    const { afterSeq } = options;
+    if (afterSeq !== undefined) {
+      // SSE Last-Event-ID (§7.9 resumes a stream that broke): past the task's latest event, a
+      // running task would be followed from an event that does not exist yet, and the stream
+      // would hang with no headers; refuse. A finished task answers its snapshot (see follow).
+      if (afterSeq > record.version && !isFinalState(record.task.status.state)) {
+        throw lastEventIdPastEnd(params.id, afterSeq, record.version);
+      }
+      return this.#follower.follow(params.id, afterSeq, followOptions(options, storeContext, {}));
     }
     const { state } = record.task.status;
     if (options.terminalIsError === true && isTerminalState(state)) {

@@ -10,7 +10,8 @@ import { isTerminalState } from '../model/types.js';
 import { type MultiMap, multiMapAdd, multiMapDelete, multiMapValues } from '../multi-map.js';
 import type { A2AStore } from '../store.js';
 import type { RuntimeLogger } from './options.js';
-import type { TurnRunner } from './runner.js';
+import { retryUntilDone } from './retry.js';
+import { storeFailureReason, type TurnRunner } from './runner.js';
 import type { AbortCause, Turn } from './turn.js';
 
 /** Releases a turn's slot in its context's queue (the store contract calls this `finishTurn`). */
@@ -66,12 +67,23 @@ export class TurnRegistry {
   }
 }
 
+/** What a drain did: the turns it waited for, and how many of them it had to interrupt. */
+export interface DrainSummary {
+  turns: number;
+  interrupted: number;
+}
+
 export interface SchedulerOptions {
   readonly store: A2AStore;
   readonly runner: TurnRunner;
   readonly log: RuntimeLogger;
   /** A turn waiting for its context re-checks the queue this often between notifications. */
   readonly pollIntervalMs: number;
+  /**
+   * A turn whose slot could not be released before this worker's lease ran out (see
+   * Membership.abandon): whoever reaps it fails its task and releases the slot.
+   */
+  readonly onAbandoned: (slot: TurnTicket) => void;
 }
 
 export class Scheduler {
@@ -80,6 +92,7 @@ export class Scheduler {
   readonly #log: RuntimeLogger;
   readonly #pollIntervalMs: number;
   readonly #registry: TurnRegistry;
+  readonly #onAbandoned: (slot: TurnTicket) => void;
   /** Turns accepted by this worker and not finished yet. */
   readonly #running = new Set<Turn>();
 
@@ -89,6 +102,7 @@ export class Scheduler {
     this.#log = options.log;
     this.#pollIntervalMs = options.pollIntervalMs;
     this.#registry = TurnRegistry.of(options.store);
+    this.#onAbandoned = options.onAbandoned;
   }
 
   /** Turns of this worker not finished yet. */
@@ -109,9 +123,7 @@ export class Scheduler {
     // Chained rather than one more async function awaiting the run: a running turn keeps one
     // suspended frame instead of two (bench/PROFILE.md, per-stream memory).
     const ran = turn.isNewContext ? this.#runner.run(turn) : this.#waitForSlot(turn).then(() => this.#runner.run(turn));
-    void ran
-      .catch((error: unknown) => this.#log.error({ err: error, taskId: turn.taskId }, 'a2a: turn failed unexpectedly'))
-      .then(() => this.#retire(turn));
+    void ran.catch((error: unknown) => this.#failUnexpectedly(turn, error)).then(() => this.#retire(turn));
   }
 
   /** Aborts this process's running turns of the task, on every runtime sharing the store (§7.4 tasks/cancel). */
@@ -119,41 +131,73 @@ export class Scheduler {
     this.#registry.abortTask(taskId, 'canceled');
   }
 
-  /** Aborts every turn of this worker (its lease was lost). */
+  /** Aborts every turn of this worker (its lease was lost): their pending writes stop being retried. */
   abortAll(cause: AbortCause): void {
-    for (const turn of this.#running) turn.abort(cause);
+    for (const turn of this.#running) {
+      if (cause === 'lease-lost') turn.leaseLost = true;
+      turn.abort(cause);
+    }
+  }
+
+  /**
+   * A turn that failed outside the agent (a store read before it ran, say, during an outage): its
+   * task must still end, or it stays `submitted` or `working` with no turn left to end it.
+   */
+  async #failUnexpectedly(turn: Turn, error: unknown): Promise<void> {
+    this.#log.error({ err: error, taskId: turn.taskId }, 'a2a: turn failed unexpectedly');
+    if (turn.settled || turn.abortCause === 'canceled') return;
+    const reason = error instanceof Error && error.message ? error.message : String(error);
+    await this.#runner.closeTurn(
+      turn,
+      storeFailureReason(error) ?? `The turn failed before it could finish: ${reason}`,
+    );
   }
 
   /**
    * Graceful shutdown: lets running turns finish for up to `drainMs`, then aborts the rest, fails
    * their tasks and releases their slots.
    */
-  async drain(drainMs: number): Promise<void> {
+  async drain(drainMs: number): Promise<DrainSummary> {
     const turns = [...this.#running];
-    await Promise.race([Promise.allSettled(turns.map((t) => t.done.promise)), delay(drainMs)]);
+    if (turns.length > 0) await Promise.race([Promise.allSettled(turns.map((t) => t.done.promise)), delay(drainMs)]);
     const left = [...this.#running];
     for (const turn of left) turn.abort('shutdown');
     await Promise.race([Promise.allSettled(left.map((t) => t.done.promise)), delay(1000)]);
     const reason = this.#runner.shutdownReason();
     for (const turn of left) {
-      try {
-        await this.#runner.closeTurn(turn, reason);
-        if (!turn.slotReleased) await releaseSlot(this.#store, turn.slot);
-      } catch (error) {
-        this.#log.error({ err: error, taskId: turn.taskId }, 'a2a: could not fail an interrupted turn');
-      }
+      // Both retried while the lease holds (the store may be down as the worker shuts down); past
+      // it, the turn is handed to the reaper like any turn of a worker whose lease ran out.
+      await this.#runner.closeTurn(turn, reason);
+      await this.#releaseSlot(turn);
     }
+    return { turns: turns.length, interrupted: left.length };
+  }
+
+  /**
+   * Releases the turn's slot unless its last commit did, retrying through a store outage: a slot
+   * never released blocks every later message of the context (issue 14). Not when the turn's end
+   * could not be written: releasing then would leave the task `working` with no turn to end it, so
+   * the slot goes to the reaper, which fails the task and releases it.
+   */
+  async #releaseSlot(turn: Turn): Promise<void> {
+    if (turn.slotReleased) return;
+    const released =
+      !turn.endUnwritten &&
+      (await retryUntilDone(() => releaseSlot(this.#store, turn.slot), {
+        log: this.#log,
+        what: "release the turn's queue slot",
+        fields: { taskId: turn.taskId },
+        giveUp: () => turn.leaseLost,
+      }));
+    if (released) turn.slotReleased = true;
+    else this.#onAbandoned(turn.slot);
   }
 
   /** After the turn ran (or never could): releases its slot if its last commit did not, and settles it. */
   async #retire(turn: Turn): Promise<void> {
     // Usually the commit that ended the turn released its slot; not when the turn never ran, its
     // last write was refused (canceled meanwhile) or failed.
-    if (!turn.slotReleased) {
-      await releaseSlot(this.#store, turn.slot).catch((error) =>
-        this.#log.error({ err: error, taskId: turn.taskId }, "a2a: could not release the turn's queue slot"),
-      );
-    }
+    await this.#releaseSlot(turn);
     this.#running.delete(turn);
     this.#registry.delete(turn);
     turn.unsubscribe?.();
@@ -165,9 +209,22 @@ export class Scheduler {
     // A context this very message created has no other turn (its id was not known to anyone).
     if (turn.isNewContext) return;
     const { signal } = turn;
-    for (;;) {
+    for (let failures = 0; ; ) {
       if (turn.settled || signal.aborted) return;
-      const readiness = await this.#store.turnReadiness(turn.slot);
+      let readiness: Awaited<ReturnType<A2AStore['turnReadiness']>>;
+      try {
+        readiness = await this.#store.turnReadiness(turn.slot);
+        failures = 0;
+      } catch (error) {
+        // The store is unreachable (issue 14): a queued turn waits it out rather than failing a task
+        // that never started, as long as this worker holds its lease.
+        if (turn.leaseLost) throw error;
+        if (failures++ === 0) {
+          this.#log.warn({ err: error, taskId: turn.taskId }, 'a2a: could not check the turn queue; retrying');
+        }
+        await delay(Math.min(2000, this.#pollIntervalMs * 2 ** failures), signal);
+        continue;
+      }
       if (readiness.ready) return;
       turn.waited = true;
       // The turn ahead ends with a write to its task and a queue notification: wake on it. Subscribe

@@ -82,6 +82,13 @@ export class Turn {
   ended = false;
   /** The commit that ended the turn also released its slot in the context's queue. */
   slotReleased = false;
+  /**
+   * This worker's lease ran out while the turn ran: another worker may be reaping it, so the
+   * turn's writes that must happen (its end, its slot) stop being retried (see retry.ts).
+   */
+  leaseLost = false;
+  /** The turn's last event could not be written before the lease ran out: the task is not ended. */
+  endUnwritten = false;
   #queue: TaskEvent[] = [];
   /** The queued batch holds the event that ends the turn: its commit releases the slot too. */
   #endQueued = false;

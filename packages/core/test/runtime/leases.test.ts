@@ -38,7 +38,7 @@ describe('worker leases', () => {
     await alive.renewLeaseAndReap(); // lease of "dead" still valid
     expect((await store.getTask(stuck.id))?.task.status.state).toBe('working');
 
-    now += 1000; // past dead's lease (70% of the TTL after its last renewal)
+    now += 1001; // past dead's lease (the TTL after its last renewal)
     await alive.renewLeaseAndReap();
     const failed = await store.getTask(stuck.id);
     expect(failed?.task.status.state).toBe('failed');

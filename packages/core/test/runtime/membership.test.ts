@@ -1,10 +1,10 @@
 /**
  * Membership alone, with an injected clock and the reference store: the lease this worker holds
- * (70 % of the TTL, renewed), reaping workers whose lease ran out, noticing its own lease ran out,
+ * (the full TTL, renewed; failed renewals retried), reaping workers whose lease ran out, noticing its own lease ran out,
  * and leaving (the lease kept through the drain, the background jobs stopped at once).
  */
 import { MemoryStore } from '@fastify-a2a/store-memory';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { TurnTicket } from '../../src/coordination.js';
 import type { Task } from '../../src/model/types.js';
 import { Events } from '../../src/runtime/events.js';
@@ -56,16 +56,16 @@ async function runningTurn(store: MemoryStore, workerId: string, taskId: string)
 }
 
 describe('membership', () => {
-  it('join takes a lease of 70 % of the TTL; each renewal moves it on', async () => {
+  it('join takes a lease of the TTL; each renewal moves it on', async () => {
     const { store, clock, membership } = setup();
     await membership.join();
     const joinedAt = clock.now;
     // claimExpiredWorkers(now) claims leases that ended before `now`
-    expect(await store.claimExpiredWorkers(joinedAt + 0.7 * TTL, 'other')).toEqual([]);
+    expect(await store.claimExpiredWorkers(joinedAt + TTL, 'other')).toEqual([]);
     clock.now += 250;
     await membership.renewAndReap();
-    expect(await store.claimExpiredWorkers(joinedAt + 0.7 * TTL + 1, 'other')).toEqual([]);
-    const claimed = await store.claimExpiredWorkers(clock.now + 0.7 * TTL + 1, 'other');
+    expect(await store.claimExpiredWorkers(joinedAt + TTL + 1, 'other')).toEqual([]);
+    const claimed = await store.claimExpiredWorkers(clock.now + TTL + 1, 'other');
     expect(claimed.map((worker) => worker.workerId)).toEqual(['w']);
     await membership.leave(async () => {});
   });
@@ -126,6 +126,87 @@ describe('membership', () => {
     clock.now += TTL / 4;
     await membership.renewAndReap();
     expect(state.leaseLost).toBe(1);
+    await membership.leave(async () => {});
+  });
+
+  it('rides out a store outage shorter than the TTL: failed renewals do not lose the lease (issue 14)', async () => {
+    const { store, clock, log, state, membership } = setup();
+    await membership.join();
+    const heartbeat = store.heartbeat.bind(store);
+    store.heartbeat = () => Promise.reject(new Error('store unreachable (injected)'));
+    // Renewals fail for 90 % of the TTL: every quarter tick, and the retries in between.
+    for (let i = 0; i < 9; i++) {
+      clock.now += TTL / 10;
+      await membership.renewAndReap();
+    }
+    expect(state.leaseLost).toBe(0);
+    store.heartbeat = heartbeat;
+    await membership.renewAndReap();
+    expect(state.leaseLost).toBe(0);
+    expect(membership.leaseLost).toBe(false);
+    expect(log.lines.filter((line) => line.msg?.includes('lost its lease'))).toEqual([]);
+    await membership.leave(async () => {});
+  });
+
+  it('declares the lease lost once the TTL has passed since the last successful renewal, while the store is still down', async () => {
+    const { store, clock, state, membership } = setup();
+    await membership.join();
+    const heartbeat = store.heartbeat.bind(store);
+    store.heartbeat = () => Promise.reject(new Error('store unreachable (injected)'));
+    clock.now += TTL;
+    await membership.renewAndReap();
+    expect(state.leaseLost).toBe(0);
+    clock.now += 1;
+    await membership.renewAndReap();
+    expect(state.leaseLost).toBe(1);
+    expect(membership.leaseLost).toBe(true);
+    clock.now += TTL;
+    await membership.renewAndReap();
+    expect(state.leaseLost).toBe(1); // once per loss
+    store.heartbeat = heartbeat;
+    await membership.renewAndReap();
+    expect(membership.leaseLost).toBe(false);
+    await membership.leave(async () => {});
+  });
+
+  it('retries a failed renewal within a second, not a quarter of the TTL later', async () => {
+    const store = new MemoryStore();
+    const membership = new Membership({
+      store,
+      workerId: 'w',
+      clock: Date.now,
+      log: recordingLogger(),
+      events: new Events(Date.now, () => 'id'),
+      leaseTtlMs: 60_000,
+      onLeaseLost: () => {},
+    });
+    await membership.join();
+    const heartbeat = store.heartbeat.bind(store);
+    let attempts = 0;
+    store.heartbeat = (workerId, leaseUntil, ctx) => {
+      attempts++;
+      return attempts === 1
+        ? Promise.reject(new Error('store unreachable (injected)'))
+        : heartbeat(workerId, leaseUntil, ctx);
+    };
+    const failedAt = Date.now();
+    await membership.renewAndReap();
+    await vi.waitFor(() => expect(attempts).toBe(2), { timeout: 3000, interval: 20 });
+    expect(Date.now() - failedAt).toBeLessThan(2000);
+    await membership.leave(async () => {});
+  });
+
+  it('reaps its own abandoned turn once its lease is renewed, if no other worker did', async () => {
+    const { store, clock, membership } = setup();
+    await membership.join();
+    const slot = await runningTurn(store, 'w', 'mine');
+    membership.abandon(slot);
+    clock.now += TTL / 4;
+    await membership.renewAndReap();
+    const failed = await store.getTask('mine');
+    expect(failed?.task.status.state).toBe('failed');
+    expect(textParts(failed?.task.status.message?.parts)).toMatch(/^Worker lost: worker "w" could not reach the store/);
+    expect(await store.listWorkerTurns('w')).toEqual([]);
     await membership.leave(async () => {});
   });
 

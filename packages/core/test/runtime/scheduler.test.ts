@@ -125,8 +125,8 @@ describe('turn slots', () => {
         if (ran.length === 1) await held.promise;
       },
     } as unknown as TurnRunner;
-    const schedulerA = new Scheduler({ store, runner, log, pollIntervalMs: 10_000 });
-    const schedulerB = new Scheduler({ store, runner, log, pollIntervalMs: 10_000 });
+    const schedulerA = new Scheduler({ store, runner, log, pollIntervalMs: 10_000, onAbandoned: () => {} });
+    const schedulerB = new Scheduler({ store, runner, log, pollIntervalMs: 10_000, onAbandoned: () => {} });
     const intakeA = new Intake({ store, events, log, workerId: 'a', scheduler: schedulerA });
     const intakeB = new Intake({ store, events, log, workerId: 'b', scheduler: schedulerB });
 

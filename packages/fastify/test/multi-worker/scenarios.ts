@@ -486,15 +486,23 @@ export function multiWorkerScenarios(options: MultiWorkerOptions): void {
       await cluster.startWorker('w1');
     });
 
-    it('SIGTERM drains: a short turn finishes, a long one is failed with a clear message', async () => {
+    it('SIGTERM drains: a short turn finishes, a long one is failed with a clear message, and open streams get those final events', async () => {
       const short = await send(w(1), 'sleep:500', {}, { blocking: false });
       const long = await send(w(1), 'sleep:60000', {}, { blocking: false });
       await waitFor(
         async () => (await stateOf(long.id)) === 'working' && (await stateOf(short.id)) === 'working',
         10_000,
       );
+      // Streams served by the worker that shuts down stay open through the drain (issue 14).
+      const streams = [short, long].map((task) =>
+        collect(postSse(`${w(1).url}/a2a`, rpcBody('tasks/resubscribe', { id: task.id }))),
+      );
+      await new Promise((r) => setTimeout(r, 200));
       const code = await cluster.kill('w1', 'SIGTERM');
       expect(code).toBe(0);
+      const [shortEvents, longEvents] = await Promise.all(streams);
+      expect(frame(shortEvents?.at(-1)).result).toMatchObject({ final: true, status: { state: 'completed' } });
+      expect(frame(longEvents?.at(-1)).result).toMatchObject({ final: true, status: { state: 'failed' } });
       expect(await stateOf(short.id)).toBe('completed');
       const failed = await store.getTask(long.id);
       expect(failed?.task.status.state).toBe('failed');

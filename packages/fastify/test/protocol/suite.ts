@@ -482,7 +482,7 @@ export function protocolSuite({ binding, store, version = '0.3' }: ProtocolSuite
         expect(turns).toBe(1);
       });
 
-      it('a reconnect with a Last-Event-ID at the final event closes at once, with no events', async () => {
+      it('a reconnect with a Last-Event-ID at the final event answers the task as it stands and closes', async () => {
         const { client } = await serve(echoAgent);
         const params = { message: userMessage('done soon') };
         const first = await collect(client.streamMessage(params));
@@ -493,7 +493,9 @@ export function protocolSuite({ binding, store, version = '0.3' }: ProtocolSuite
           'the reconnected stream to close',
           collect(client.reconnectMessageStream(params, taskId, first.at(-1)?.id as string)),
         );
-        expect(again).toEqual([]);
+        // Issue 14: one Task event (how the task ended), not an empty stream.
+        expect(again).toHaveLength(1);
+        expect(firstTask(again)).toMatchObject({ id: taskId, status: { state: 'completed' } });
       });
     });
 
