@@ -90,6 +90,9 @@ function inherited(): NodeJS.ProcessEnv {
     'A2A_JWKS_URL',
     'A2A_JWT_ISSUER',
     'A2A_JWT_AUDIENCE',
+    'A2A_PUSH_ALLOWED_HOSTS',
+    'A2A_PUSH_ALLOWED_CIDRS',
+    'A2A_PUSH_THROTTLE_MS',
   ])
     delete env[name];
   return env;
