@@ -698,6 +698,33 @@ export function protocolSuite({ binding, store, version = '0.3' }: ProtocolSuite
         expect(textParts(done.status.message?.parts)).toBe('done');
       });
 
+      it('push notification configs of another principal’s task: set, get, list and delete answer as for an id that never existed', async () => {
+        const receiver = await startWebhookReceiver();
+        cleanups.push(() => receiver.close());
+        const { base } = await serve(echoAgent, {
+          authenticate: bearerTokens({ 'tok-a': 'alice', 'tok-b': 'bob' }),
+          pushNotifications: true,
+          pushAllowedCidrs: ['127.0.0.1/32'],
+        });
+        const as = (token: string) => protocolClient(binding, base, version, { authorization: `Bearer ${token}` });
+        const [alice, bob] = [as('tok-a'), as('tok-b')];
+        const task = asTask(ok(await alice.sendMessage({ message: userMessage('mine') })));
+        ok(await alice.pushConfig('set', task.id, { id: 'c-1', url: receiver.url, token: 'alices' }));
+        const never = nextId('never');
+        for (const operation of ['set', 'get', 'list', 'delete'] as const) {
+          const config = operation === 'set' ? { id: 'c-1', url: `${receiver.url}?bob` } : undefined;
+          const answer = await bob.pushConfig(operation, task.id, config, 'c-1');
+          expect(answer, operation).toMatchObject({ ok: false, code: -32001 });
+          expect(blanked(answer, task.id), operation).toEqual(
+            blanked(await bob.pushConfig(operation, never, config, 'c-1'), never),
+          );
+        }
+        // Alice's config is as she set it.
+        const listed = ok(await alice.pushConfig('list', task.id)) as unknown;
+        expect(JSON.stringify(listed)).toContain(receiver.url);
+        expect(JSON.stringify(listed)).not.toContain('?bob');
+      });
+
       it('a follow-up message on another principal’s task is refused as not found and leaves the task untouched', async () => {
         const { alice, bob } = await serveTwo();
         const asked = asTask(ok(await alice.sendMessage({ message: userMessage('ask:Your name?') })));
