@@ -3,9 +3,12 @@
  * run, each server a separate child process on its own loopback port (so RSS is per server), the
  * load generated from this process.
  *
- * Servers: ceiling (raw Fastify echo route), sdk (@a2a-js/sdk 0.3.14 + express), and fastify-a2a
- * with the demo echo agent on memory:, sqlite:<tmp file> and postgres://…?schema=bench_<random>
- * (dropped at the end). Scenarios, per server, one after another:
+ * Servers: ceiling (raw Fastify echo route), sdk (@a2a-js/sdk 0.3.14 + express, in memory),
+ * sdk-sqlite and sdk-postgres (@a2a-js/sdk 1.3.0 + express with its Kysely `DatabaseTaskStore` and
+ * its v0.3 compatibility layer on, on sqlite:<tmp file> and the same Postgres server in a schema
+ * bench_sdk_<random>), and fastify-a2a with the demo echo agent on memory:, sqlite:<tmp file> and
+ * postgres://…?schema=bench_<random> (schemas dropped at the end). Scenarios, per server, one after
+ * another:
  * - send: blocking message/send, a fresh messageId per request; then a second, identical window
  *   (sustained load) with memory after a GC at the end of each;
  * - send1 (fastify-a2a only): the same send as A2A 1.0's SendMessage (A2A-Version: 1.0), so the
@@ -19,7 +22,7 @@
  * - BENCH_STREAMS (1000, quick 200), BENCH_STREAM_HOLD_MS (3000 + 3 ms per stream, at least 4000),
  *   BENCH_STREAM_OPEN_CONCURRENCY (256 streams connecting at a time);
  * - BENCH_QUICK=1 for the quick defaults; BENCH_SERVERS / BENCH_SCENARIOS: comma lists to run a
- *   subset (ceiling,sdk,memory,sqlite,postgres / send,send1,get,streams);
+ *   subset (ceiling,sdk,sdk-sqlite,sdk-postgres,memory,sqlite,postgres / send,send1,get,streams);
  * - BENCH_POSTGRES_URL (or A2A_TEST_POSTGRES_URL; default postgres://postgres@127.0.0.1:5432/test).
  *
  * Writes bench/results/<date>.json and regenerates bench/RESULTS.md (a subset run writes only
@@ -54,6 +57,7 @@ import { type HttpLoadResult, httpLoad, streamLoad } from './lib/load.js';
 import { samplePostgresWaits } from './lib/postgres-waits.js';
 import { renderProfileSummary, type SourceMaps, summarizeProfile } from './lib/profile.js';
 import { renderResults } from './lib/report.js';
+import { prepareSdkPostgres, prepareSdkSqlite } from './lib/sdk-db.js';
 import type {
   GetResult,
   RssSample,
@@ -151,8 +155,8 @@ async function runSend(server: ServerProcess, spec: ServerSpec): Promise<SendRes
   const sampler = setInterval(sample, 250);
   try {
     if (profile) await server.mark('start');
-    const stopWaits =
-      postgresSchema && spec.name === 'postgres' ? samplePostgresWaits(POSTGRES_URL, postgresSchema) : undefined;
+    const waitSchema = spec.name === 'postgres' ? postgresSchema : spec.name === 'sdk-postgres' ? sdkSchema : undefined;
+    const stopWaits = waitSchema ? samplePostgresWaits(POSTGRES_URL, waitSchema) : undefined;
     const load = await window();
     const postgresWaits = (await stopWaits?.())?.waits;
     if (profile) await server.mark('end');
@@ -254,7 +258,11 @@ function logLoad(name: string, scenario: string, load: HttpLoadResult): void {
   );
 }
 
-async function benchServer(spec: ServerSpec, kind: ServerResult['kind']): Promise<ServerResult> {
+async function benchServer(
+  spec: ServerSpec,
+  kind: ServerResult['kind'],
+  prepare?: () => Promise<void>,
+): Promise<ServerResult> {
   const result: ServerResult = { name: spec.name, label: spec.label, kind };
   const startedAt = Date.now();
   const loadStart = loadavg()[0] ?? 0;
@@ -263,8 +271,17 @@ async function benchServer(spec: ServerSpec, kind: ServerResult['kind']): Promis
   const marksFile = join(profileDir, `marks-pending-${randomSuffix()}.json`);
   try {
     if (profile) mkdirSync(profileDir, { recursive: true });
+    await prepare?.();
     server = await ServerProcess.start(spec, profile ? { cpuProfDir: profileDir, marksFile } : {});
     console.log(`${spec.label}: pid ${server.pid}, port ${server.port}`);
+    if (server.settings) {
+      result.settings = server.settings;
+      console.log(
+        `  settings: ${Object.entries(server.settings)
+          .map(([k, v]) => `${k} ${v}`)
+          .join(', ')}`,
+      );
+    }
     result.startup = await server.memory(true);
     for (const scenario of onlyScenarios) {
       if (scenario === 'send') {
@@ -338,6 +355,8 @@ async function benchServer(spec: ServerSpec, kind: ServerResult['kind']): Promis
 
 /** The throwaway schema of this run's Postgres server (bench_<random>). */
 let postgresSchema: string | undefined;
+/** The throwaway schema of the SDK peer's DatabaseTaskStore on the same server (bench_sdk_<random>). */
+let sdkSchema: string | undefined;
 
 async function main(): Promise<void> {
   // `npm run bench -- --render bench/results/<date>.json`: regenerate RESULTS.md from a result file.
@@ -352,11 +371,33 @@ async function main(): Promise<void> {
   const tmp = mkdtempSync(join(tmpdir(), 'fastify-a2a-bench-'));
   const schema = `bench_${randomSuffix()}`;
   postgresSchema = schema;
+  sdkSchema = `bench_sdk_${randomSuffix()}`;
   const pgUrl = new URL(POSTGRES_URL);
   pgUrl.searchParams.set('schema', schema);
-  const specs: { spec: ServerSpec; kind: ServerResult['kind'] }[] = [
+  const sdkSqliteFile = join(tmp, 'sdk.db');
+  const specs: { spec: ServerSpec; kind: ServerResult['kind']; prepare?: () => Promise<void> }[] = [
     { kind: 'ceiling', spec: { name: 'ceiling', label: 'raw Fastify (ceiling)', entry: 'ceiling.ts' } },
     { kind: 'sdk', spec: { name: 'sdk', label: '@a2a-js/sdk 0.3.14 + express', entry: 'sdk.ts' } },
+    {
+      kind: 'sdk-db',
+      spec: {
+        name: 'sdk-sqlite',
+        label: '@a2a-js/sdk 1.3.0 DatabaseTaskStore, SQLite',
+        entry: 'sdk-db.ts',
+        env: { BENCH_SDK_DB: `sqlite:${sdkSqliteFile}` },
+      },
+      prepare: () => prepareSdkSqlite(sdkSqliteFile),
+    },
+    {
+      kind: 'sdk-db',
+      spec: {
+        name: 'sdk-postgres',
+        label: '@a2a-js/sdk 1.3.0 DatabaseTaskStore, Postgres',
+        entry: 'sdk-db.ts',
+        env: { BENCH_SDK_DB: POSTGRES_URL, BENCH_SDK_DB_SCHEMA: sdkSchema },
+      },
+      prepare: () => prepareSdkPostgres(sdkSchema as string),
+    },
     {
       kind: 'fastify-a2a',
       spec: { name: 'memory', label: 'fastify-a2a, memory', entry: 'fastify-a2a.ts', env: { BENCH_STORE: 'memory:' } },
@@ -390,11 +431,15 @@ async function main(): Promise<void> {
 
   const servers: ServerResult[] = [];
   try {
-    for (const { spec, kind } of selected) servers.push(await benchServer(spec, kind));
+    for (const { spec, kind, prepare } of selected) servers.push(await benchServer(spec, kind, prepare));
   } finally {
     rmSync(tmp, { recursive: true, force: true });
-    if (selected.some(({ spec }) => spec.name === 'postgres')) {
-      await dropSchema(schema).catch((error) => console.error(`could not drop schema ${schema}: ${error.message}`));
+    const drop = [
+      ...(selected.some(({ spec }) => spec.name === 'postgres') ? [schema] : []),
+      ...(selected.some(({ spec }) => spec.name === 'sdk-postgres') ? [sdkSchema] : []),
+    ];
+    for (const name of drop) {
+      await dropSchema(name).catch((error) => console.error(`could not drop schema ${name}: ${error.message}`));
     }
   }
   if (profile) return;

@@ -8,7 +8,7 @@ import type { ChildMessage, ParentMessage, RssReport } from '../servers/common.j
 import { BENCH_DIR } from './env.js';
 
 export interface ServerSpec {
-  /** Short key used in results: ceiling, sdk, memory, sqlite, postgres. */
+  /** Short key used in results: ceiling, sdk, sdk-sqlite, sdk-postgres, memory, sqlite, postgres. */
   name: string;
   label: string;
   /** Entry point under bench/src/servers. */
@@ -68,13 +68,22 @@ export class ServerProcess {
   readonly #child: ChildProcess;
   readonly pid: number;
   readonly port: number;
+  /** What the server reported it runs with (see `serve`), if anything. */
+  readonly settings: Record<string, string> | undefined;
   readonly #exited: Promise<number | null>;
 
-  private constructor(child: ChildProcess, pid: number, port: number, exited: Promise<number | null>) {
+  private constructor(
+    child: ChildProcess,
+    pid: number,
+    port: number,
+    exited: Promise<number | null>,
+    settings: Record<string, string> | undefined,
+  ) {
     this.#child = child;
     this.pid = pid;
     this.port = port;
     this.#exited = exited;
+    this.settings = settings;
   }
 
   get url(): string {
@@ -118,7 +127,7 @@ export class ServerProcess {
         reject(new Error(`${spec.name}: server exited with code ${code} before it was ready`));
       });
     });
-    return new ServerProcess(child, ready.pid ?? child.pid ?? 0, ready.port ?? 0, exited);
+    return new ServerProcess(child, ready.pid ?? child.pid ?? 0, ready.port ?? 0, exited, ready.settings);
   }
 
   /** The child's process.memoryUsage() through GET /__rss (after a full GC when `gc`). */

@@ -7,7 +7,22 @@
 
 import type { RunResult } from './types.js';
 
-export type TargetKind = 'send-memory' | 'send-sqlite' | 'send-postgres' | 'streams' | 'rss';
+export type TargetKind =
+  | 'send-memory'
+  | 'send-sqlite'
+  | 'send-sqlite-peer'
+  | 'send-postgres'
+  | 'send-postgres-peer'
+  | 'streams'
+  | 'rss';
+
+/**
+ * What the SDK peer writes per blocking send of the echo agent, from @a2a-js/sdk 1.3.0's
+ * `ResultManager` (dist/server/index.js): each of the executor's events (the task, working, 5
+ * artifact chunks, completed) is a `load` and a `save` of the whole task, one after another.
+ */
+const PEER_WRITES =
+  "The SDK's request handler stores each of the executor's 8 events as a SELECT of the task and an INSERT … ON CONFLICT DO UPDATE of the whole row (its JSON columns growing with every artifact chunk), one after another: 8 single-statement write transactions per send, with no event log, message index or queue; fastify-a2a writes 2 per send, and they also keep the versioned event log that streams on any worker resume from.";
 
 const x = (value: number | undefined): string => (value === undefined ? '?' : `${value.toFixed(2)}×`);
 
@@ -40,6 +55,18 @@ export function whyMissed(kind: TargetKind, result: RunResult): string | undefin
         `**SQLite message/send** (${x(ratio(rps('sqlite', 'send'), rps('sdk', 'send')))} the SDK).`,
         "Every send is two SQLite write transactions (the task with its message index entry and queue slot, then the agent's batch that also frees the slot), each appending the pages it touched to the WAL.",
         "bench/RUNTIME.md measures the CPU per send without HTTP: several times the memory store's, much of it in the kernel writing WAL pages. The SDK keeps its tasks in memory and writes nothing.",
+      ].join(' ');
+    case 'send-sqlite-peer':
+      return [
+        `**SQLite message/send against the SDK's DatabaseTaskStore** (${x(ratio(rps('sqlite', 'send'), rps('sdk-sqlite', 'send')))} of it, each on its own file with the same pragmas).`,
+        PEER_WRITES,
+        "With WAL and synchronous=NORMAL neither commit waits for an fsync, so the count of commits weighs less than the work around them: both run SQLite synchronously on the event loop, and the rest is JSON, HTTP and (for fastify-a2a) the log; bench/RUNTIME.md measures fastify-a2a's CPU per send.",
+      ].join(' ');
+    case 'send-postgres-peer':
+      return [
+        `**Postgres message/send against the SDK's DatabaseTaskStore** (${x(ratio(rps('postgres', 'send'), rps('sdk-postgres', 'send')))} of it, same server, same pool size).`,
+        PEER_WRITES,
+        "Postgres flushes the WAL of commits that wait at the same moment together (one flush covers every commit written before it), so with 10 connections committing at once the peer's 8 commits per send share flushes; the wait events under the message/send table show where each spends its time.",
       ].join(' ');
     case 'send-postgres':
       return [

@@ -12,8 +12,9 @@ export interface WaitSamples {
 }
 
 /**
- * Samples pg_stat_activity (the backends running `schema`'s queries) and pg_locks (who waits for
- * the NOTIFY queue lock) every 100 ms until the returned function is called.
+ * Samples pg_stat_activity (the backends running `schema`'s queries, or connected with `schema` as
+ * their application_name) and pg_locks (who waits for the NOTIFY queue lock) every 100 ms until
+ * the returned function is called.
  */
 export function samplePostgresWaits(connectionString: string, schema: string): () => Promise<WaitSamples> {
   const client = new pg.Client({ connectionString, connectionTimeoutMillis: 5000 });
@@ -27,7 +28,8 @@ export function samplePostgresWaits(connectionString: string, schema: string): (
     while (running) {
       const { rows } = await client.query<{ wait: string }>(
         `SELECT coalesce(wait_event_type || '/' || wait_event, 'CPU') AS wait FROM pg_stat_activity
-         WHERE state = 'active' AND pid <> pg_backend_pid() AND position($1 in query) > 0`,
+         WHERE state = 'active' AND pid <> pg_backend_pid()
+           AND (position($1 in query) > 0 OR application_name = $1)`,
         [schema],
       );
       const locks = await client.query<{ n: number }>(

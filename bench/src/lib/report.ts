@@ -60,25 +60,31 @@ interface Target {
   verdict: Verdict;
 }
 
+/** The SDK peer on the same database as a fastify-a2a durable store (sqlite → sdk-sqlite), if any. */
+export function durablePeerOf(name: string): string | undefined {
+  return name === 'sqlite' ? 'sdk-sqlite' : name === 'postgres' ? 'sdk-postgres' : undefined;
+}
+
 export function evaluateTargets(result: RunResult): Target[] {
   const by = (name: string) => result.servers.find((s) => s.name === name);
-  const sdk = by('sdk')?.send?.load;
   const targets: Target[] = [];
   const throughput = (
+    kind: TargetKind,
     name: 'memory' | 'sqlite' | 'postgres',
-    label: string,
+    baseline: 'sdk' | 'sdk-sqlite' | 'sdk-postgres',
+    target: string,
     factor: number,
     p99Half: boolean,
   ): void => {
-    const kind: TargetKind = `send-${name}`;
     const ours = by(name)?.send?.load;
-    const target = `${label} message/send ≥ ${factor}× SDK req/s${p99Half ? ' with p99 ≤ ½ SDK p99' : ''}`;
-    if (!ours || !sdk || ours.reqPerSec === 0 || sdk.reqPerSec === 0) {
-      targets.push({ kind, target, measured: by(name)?.error ?? 'no result', verdict: 'not measured' });
+    const theirs = by(baseline)?.send?.load;
+    if (!ours || !theirs || ours.reqPerSec === 0 || theirs.reqPerSec === 0) {
+      const measured = by(name)?.error ?? (ours ? (by(baseline)?.error ?? `no ${baseline} result`) : 'no result');
+      targets.push({ kind, target, measured, verdict: 'not measured' });
       return;
     }
-    const r = ours.reqPerSec / sdk.reqPerSec;
-    const p99 = ours.latencyMs.p99 / sdk.latencyMs.p99;
+    const r = ours.reqPerSec / theirs.reqPerSec;
+    const p99 = ours.latencyMs.p99 / theirs.latencyMs.p99;
     const errors = Object.values(ours.errors).reduce((a, b) => a + b, 0);
     const ok = r >= factor && (!p99Half || p99 <= 0.5) && errors === 0;
     targets.push({
@@ -88,9 +94,32 @@ export function evaluateTargets(result: RunResult): Target[] {
       verdict: ok ? 'met' : 'missed',
     });
   };
-  throughput('memory', 'memory store', 3, true);
-  throughput('sqlite', 'SQLite store', 2, false);
-  throughput('postgres', 'Postgres store', 1, false);
+  throughput(
+    'send-memory',
+    'memory',
+    'sdk',
+    'memory store message/send ≥ 3× SDK in-memory req/s with p99 ≤ ½ SDK p99',
+    3,
+    true,
+  );
+  throughput('send-sqlite', 'sqlite', 'sdk', 'SQLite store message/send ≥ 2× SDK in-memory req/s', 2, false);
+  throughput(
+    'send-sqlite-peer',
+    'sqlite',
+    'sdk-sqlite',
+    "SQLite store message/send ≥ 3× the SDK's DatabaseTaskStore on SQLite",
+    3,
+    false,
+  );
+  throughput('send-postgres', 'postgres', 'sdk', 'Postgres store message/send ≥ 1× SDK in-memory req/s', 1, false);
+  throughput(
+    'send-postgres-peer',
+    'postgres',
+    'sdk-postgres',
+    "Postgres store message/send ≥ 3× the SDK's DatabaseTaskStore on Postgres",
+    3,
+    false,
+  );
 
   for (const name of ['memory', 'sqlite', 'postgres']) {
     const server = by(name);
@@ -156,6 +185,23 @@ export function renderResults(result: RunResult): string {
   push(
     `- Postgres: local server over loopback (${settingsLine(result.postgres)}); the store's default pool (pg \`max\` 10). SQLite: a file in a temp dir, the store's defaults (WAL, synchronous=NORMAL).`,
   );
+  const peers = servers.filter((s) => s.kind === 'sdk-db');
+  if (peers.length > 0) {
+    const settings = peers.map((s) => `**${s.name}** ${s.settings ? settingsLine(s.settings) : 'not reported'}`);
+    const sameSqlitePragmas = by('sdk-sqlite')?.settings?.pragmas?.startsWith('fastify-a2a') === true;
+    push(
+      [
+        "- The durable SDK peer (@a2a-js/sdk 1.3.0 `DatabaseTaskStore`, Kysely): its table and indexes made by the SDK's own `a2a-db upgrade --store tasks`; on Postgres the same server in a schema of its own (dropped afterwards), on SQLite its own file in the temp dir.",
+        `Settings as the server read them back: ${settings.join('; ')}.`,
+        sameSqlitePragmas
+          ? "Its SQLite connection gets the pragmas fastify-a2a's SQLite store sets (better-sqlite3's defaults would be a rollback journal with synchronous=FULL, an fsync per commit), so both SQLite servers promise the same durability."
+          : '',
+        "Its Postgres pool has as many connections as fastify-a2a's store's.",
+      ]
+        .filter(Boolean)
+        .join(' '),
+    );
+  }
   push(
     '- Each server is a separate child process on its own loopback port, started and measured one after another (never two at once). RSS comes from the child (`/__rss`, after a full GC) or `/proc/<pid>/status`.',
     "- Every server runs as plain JavaScript under `node`: its entry is compiled with esbuild (the repository's packages bundled from their TypeScript sources, npm dependencies loaded from node_modules), not run through tsx, whose keep-names wrappers add about 4 KB of heap per held stream.",
@@ -164,7 +210,7 @@ export function renderResults(result: RunResult): string {
     '- The load generator shares the 2 cores with the server under test, so absolute numbers understate a real deployment; the ratios, measured in the same run, are what to read.',
   );
   push(
-    `- Servers: **ceiling** raw Fastify echoing the JSON-RPC body (SSE: one event, a final one after the sleep); **sdk** @a2a-js/sdk 0.3.14 \`DefaultRequestHandler\` + \`InMemoryTaskStore\` + express 5 with an executor emitting the same events as the demo echo agent; **memory / sqlite / postgres** fastify-a2a with the demo echo agent (examples/demo) on that store (default options, retention default).`,
+    `- Servers: **ceiling** raw Fastify echoing the JSON-RPC body (SSE: one event, a final one after the sleep); **sdk** @a2a-js/sdk 0.3.14 \`DefaultRequestHandler\` + \`InMemoryTaskStore\` + express 5 with an executor emitting the same events as the demo echo agent;${peers.length > 0 ? ' **sdk-sqlite / sdk-postgres** @a2a-js/sdk 1.3.0 `DefaultRequestHandler` + `DatabaseTaskStore` + express 5 with its v0.3 compatibility layer on (`legacyCompat: { enabled: true }`, a card declaring a 0.3 JSON-RPC interface), so it gets the same 0.3 requests, and the same executor events in the 1.0 model (its request handler loads the task and upserts the whole row for each of them);' : ''} **memory / sqlite / postgres** fastify-a2a with the demo echo agent (examples/demo) on that store (default options, retention default).`,
   );
   push(
     `- The echo message is "${c.echoText}": per message/send the task gets the Task, a working status, ${c.echoText.split(/(\s+)/).filter((w) => w !== '').length} artifact chunks and the completed status.`,
@@ -199,21 +245,26 @@ export function renderResults(result: RunResult): string {
 
   const httpTable = (key: 'send' | 'get', title: string, what: string): void => {
     push(`## ${title}`, '', what, '');
+    // "vs SDK DB": against the SDK's DatabaseTaskStore on the same database (only with the peer in the run).
+    const withPeer = servers.some((s) => s.kind === 'sdk-db');
     push(
-      '| server | req/s | vs SDK | vs ceiling | p50 ms | p99 ms | p99 vs SDK | errors | RSS before → after (MB) |',
-      '| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |',
+      `| server | req/s | vs SDK | ${withPeer ? 'vs SDK DB (same DB) | ' : ''}vs ceiling | p50 ms | p99 ms | p99 vs SDK | errors | RSS before → after (MB) |`,
+      `| --- | ---: | ---: | ${withPeer ? '---: | ' : ''}---: | ---: | ---: | ---: | --- | --- |`,
     );
     const sdkLoad = sdk?.[key]?.load;
     const ceilingLoad = ceiling?.[key]?.load;
     for (const s of servers) {
       const r = s[key];
       if (!r) {
-        push(`| ${s.label} | – | – | – | – | – | – | ${s.error ? 'failed' : 'not run'} | – |`);
+        push(`| ${s.label} | – | – | ${withPeer ? '– | ' : ''}– | – | – | – | ${s.error ? 'failed' : 'not run'} | – |`);
         continue;
       }
       const l = r.load;
+      const peerName = s.kind === 'sdk-db' ? s.name : durablePeerOf(s.name);
+      const peerLoad = peerName ? by(peerName)?.[key]?.load : undefined;
+      const vsPeer = withPeer ? `${ratio(l.reqPerSec, peerLoad?.reqPerSec)} | ` : '';
       push(
-        `| ${s.label} | ${fmt(l.reqPerSec)} | ${ratio(l.reqPerSec, sdkLoad?.reqPerSec)} | ${ratio(l.reqPerSec, ceilingLoad?.reqPerSec)} | ${fmt(l.latencyMs.p50, 1)} | ${fmt(l.latencyMs.p99, 1)} | ${ratio(l.latencyMs.p99, sdkLoad?.latencyMs.p99)} | ${errorsOf(l)} | ${mb(r.before.rss)} → ${mb(r.after.rss)} |`,
+        `| ${s.label} | ${fmt(l.reqPerSec)} | ${ratio(l.reqPerSec, sdkLoad?.reqPerSec)} | ${vsPeer}${ratio(l.reqPerSec, ceilingLoad?.reqPerSec)} | ${fmt(l.latencyMs.p50, 1)} | ${fmt(l.latencyMs.p99, 1)} | ${ratio(l.latencyMs.p99, sdkLoad?.latencyMs.p99)} | ${errorsOf(l)} | ${mb(r.before.rss)} → ${mb(r.after.rss)} |`,
       );
     }
     push('');
@@ -223,15 +274,27 @@ export function renderResults(result: RunResult): string {
     'message/send (blocking, echo agent)',
     `Each request a fresh messageId (autocannon \`setupRequest\`); a response counts as an error unless it is the completed task. ${c.connections} connections, ${c.durationS} s.`,
   );
-  const waits = by('postgres')?.send?.postgresWaits;
-  if (waits && Object.keys(waits).length > 0) {
-    const top = Object.entries(waits)
+  const topWaits = (name: string): string | undefined => {
+    const waits = by(name)?.send?.postgresWaits;
+    if (!waits || Object.keys(waits).length === 0) return undefined;
+    return Object.entries(waits)
       .sort((a, b) => b[1] - a[1])
       .slice(0, 6)
       .map(([wait, n]) => `${wait} ${n.toFixed(2)}`)
       .join(', ');
+  };
+  const ourWaits = topWaits('postgres');
+  const peerWaits = topWaits('sdk-postgres');
+  if (ourWaits || peerWaits) {
     push(
-      `What the Postgres store's backends waited on during message/send (pg_stat_activity every 100 ms; average number of active backends per wait event): ${top}. \`Lock/object\` is the lock a transaction that ran NOTIFY takes at commit (one at a time, across the whole Postgres server); \`IO/WALSync\` is the commit's WAL flush.`,
+      `What the Postgres backends waited on during message/send (pg_stat_activity every 100 ms; average number of active backends per wait event): ${[
+        ourWaits ? `fastify-a2a's store ${ourWaits}` : '',
+        peerWaits ? `the SDK's DatabaseTaskStore ${peerWaits}` : '',
+      ]
+        .filter(Boolean)
+        .join(
+          '; ',
+        )}. \`Lock/object\` is the lock a transaction that ran NOTIFY takes at commit (one at a time, across the whole Postgres server); \`IO/WALSync\` is the commit's WAL flush.`,
       '',
     );
   }

@@ -57,7 +57,10 @@ export interface StreamsResult {
 export interface ServerResult {
   name: string;
   label: string;
-  kind: 'ceiling' | 'sdk' | 'fastify-a2a';
+  /** sdk: @a2a-js/sdk 0.3.14 in memory; sdk-db: @a2a-js/sdk 1.3.0 with its DatabaseTaskStore. */
+  kind: 'ceiling' | 'sdk' | 'sdk-db' | 'fastify-a2a';
+  /** The settings the server reported it runs with (the SDK peer's database settings). */
+  settings?: Record<string, string>;
   startup?: RssReport;
   end?: RssReport;
   send?: SendResult;

@@ -50,6 +50,8 @@ export interface ChildMessage {
   port?: number;
   pid?: number;
   name?: string;
+  /** With `ready`: the settings the server runs with, as it read them back (e.g. a database's). */
+  settings?: Record<string, string>;
 }
 
 export interface RssReport {
@@ -88,8 +90,9 @@ export function wantsGc(url: string | undefined): boolean {
 /**
  * Tells the parent the server listens on `port`, and wires shutdown (IPC or SIGTERM/SIGINT) to
  * `close`. Marks (IPC) are written, as process.hrtime µs, to BENCH_MARKS_FILE at shutdown.
+ * `settings` go to the parent with the ready message and into the results.
  */
-export function serve(port: number, close: () => Promise<void>): void {
+export function serve(port: number, close: () => Promise<void>, settings?: Record<string, string>): void {
   const marks: Record<string, number> = {};
   let closing = false;
   const shutdown = (): void => {
@@ -118,7 +121,7 @@ export function serve(port: number, close: () => Promise<void>): void {
   process.once('SIGINT', shutdown);
   // The parent died: do not linger.
   process.once('disconnect', shutdown);
-  process.send?.({ type: 'ready', port, pid: process.pid } satisfies ChildMessage);
+  process.send?.({ type: 'ready', port, pid: process.pid, ...(settings ? { settings } : {}) } satisfies ChildMessage);
 }
 
 /** The IPv4 loopback port the child listens on (0 = any free port). */
