@@ -49,7 +49,8 @@ import {
 /** What the benchmark calls: the task-log part of the store contract. */
 type BenchStore = Pick<A2AStore, 'open' | 'close' | 'commit' | 'getTask' | 'readEvents' | 'listTasksByContext'>;
 
-type AdapterName = 'memory' | 'sqlite' | 'postgres';
+/** `-nogc`: the same store with `groupCommit: false` (only with BENCH_STORES_GROUP_COMMIT=compare). */
+type AdapterName = 'memory' | 'sqlite' | 'postgres' | 'sqlite-nogc' | 'postgres-nogc';
 type OpName = 'create' | 'createFull' | 'append' | 'getTask' | 'byContext' | 'readEvents';
 
 /** Creates per create measurement: with the warm-up's 2,000, the memory store stays at ≤ 10,000 tasks. */
@@ -394,6 +395,10 @@ async function main(): Promise<void> {
   const warmupMs = envNumber('BENCH_STORES_WARMUP_MS', 300);
   const concurrency = envNumber('BENCH_STORES_CONCURRENCY', 16);
   const only = process.env.BENCH_STORES_ONLY?.split(',');
+  const onlyOps = process.env.BENCH_STORES_OPS?.split(',');
+  // compare: each durable store also with groupCommit: false, in the same run (bench/GROUP_COMMIT.md);
+  // the results then go to bench/results/group-commit-<date>.json and STORES.md is left alone.
+  const compare = process.env.BENCH_STORES_GROUP_COMMIT === 'compare';
 
   const tmp = mkdtempSync(join(tmpdir(), 'fastify-a2a-bench-stores-'));
   const schema = `bench_${randomSuffix()}`;
@@ -401,7 +406,7 @@ async function main(): Promise<void> {
     { name: 'memory', concurrencies: [1], create: () => new MemoryStore({}), cleanup: async () => {} },
     {
       name: 'sqlite',
-      concurrencies: [1],
+      concurrencies: [1, concurrency],
       create: (label) => new SqliteStore({ filename: join(tmp, `${label}.db`) }),
       cleanup: async () => rmSync(tmp, { recursive: true, force: true }),
     },
@@ -412,6 +417,23 @@ async function main(): Promise<void> {
       cleanup: () => dropSchema(schema),
     },
   ];
+  if (compare) {
+    adapters.push(
+      {
+        name: 'sqlite-nogc',
+        concurrencies: [1, concurrency],
+        create: (label) => new SqliteStore({ filename: join(tmp, `nogc-${label}.db`), groupCommit: false }),
+        cleanup: async () => {},
+      },
+      {
+        name: 'postgres-nogc',
+        concurrencies: [1, concurrency],
+        create: (label) =>
+          new PostgresStore({ connectionString: POSTGRES_URL, schema, namespace: `nogc-${label}`, groupCommit: false }),
+        cleanup: async () => {},
+      },
+    );
+  }
 
   const results: Measurement[] = [];
   const loadStart = loadavg()[0] ?? 0;
@@ -419,6 +441,7 @@ async function main(): Promise<void> {
     for (const adapter of adapters) {
       if (only && !only.includes(adapter.name)) continue;
       for (const op of OPS) {
+        if (onlyOps && !onlyOps.includes(op.name)) continue;
         for (const c of adapter.concurrencies) {
           const m = await measure(adapter, op.name, c, budget, warmupMs);
           results.push(m);
@@ -442,6 +465,12 @@ async function main(): Promise<void> {
     postgres: await postgresSettings(),
     results,
   };
+  if (compare) {
+    const jsonPath = join(RESULTS_DIR, `group-commit-${today()}.json`);
+    writeFile(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
+    console.log(`\nwrote ${jsonPath}`);
+    return;
+  }
   const jsonPath = join(RESULTS_DIR, `stores-${today()}.json`);
   writeFile(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
   writeFile(join(BENCH_DIR, 'STORES.md'), renderStores(result));
