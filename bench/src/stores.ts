@@ -438,8 +438,9 @@ async function main(): Promise<void> {
   const results: Measurement[] = [];
   const loadStart = loadavg()[0] ?? 0;
   try {
-    for (const adapter of adapters) {
-      if (only && !only.includes(adapter.name)) continue;
+    // In the order BENCH_STORES_ONLY names them (e.g. to see whether going first costs an adapter).
+    const chosen = only ? only.flatMap((name) => adapters.filter((a) => a.name === name)) : adapters;
+    for (const adapter of chosen) {
       for (const op of OPS) {
         if (onlyOps && !onlyOps.includes(op.name)) continue;
         for (const c of adapter.concurrencies) {
