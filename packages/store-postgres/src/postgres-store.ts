@@ -342,7 +342,7 @@ interface QueuedCommit extends PreparedCommit {
 
 type BatchOutcome =
   | { kind: 'committed'; rows: CommitRow[][] }
-  /** The server rolled the whole batch back: running its commits again is safe. */
+  /** The server rolled the whole batch back, or it was never sent: running its commits again is safe. */
   | { kind: 'rolledBack' }
   /** The connection failed: the batch may or may not be written. */
   | { kind: 'unknown'; error: unknown };
@@ -1085,30 +1085,44 @@ export class PostgresStore implements A2AStore, PushStore {
 
   /** BEGIN, the batch's statements and COMMIT, pipelined on the lane's connection. */
   async #pipeline(batch: QueuedCommit[], lane: number): Promise<BatchOutcome> {
-    const client = await this.#laneClient(lane);
+    let client: pg.Client | undefined;
+    try {
+      client = await this.#laneClient(lane);
+      // Lost while we waited (its 'error' or 'end' dropped it): once more, on a new one.
+      if (this.#laneConnections[lane] !== client) client = await this.#laneClient(lane);
+    } catch {
+      client = undefined;
+    }
+    // Nothing was sent: the pool may still serve them (the error, if any, comes from there).
+    if (client === undefined || this.#laneConnections[lane] !== client) return { kind: 'rolledBack' };
     const statement = ({ text, values }: PreparedCommit) =>
       this.preparedStatements ? { name: statementName(text), text, values } : { text, values };
     const begin = client.query('BEGIN');
     const results = batch.map((commit) => client.query<CommitRow>(statement(commit)));
     const commit = client.query('COMMIT');
     const settled = await Promise.allSettled([begin, ...results, commit]);
-    const failures = settled.filter((result) => result.status === 'rejected');
     const end = settled[settled.length - 1] as PromiseSettledResult<pg.QueryResult>;
-    if (failures.length === 0 && end.status === 'fulfilled' && end.value.command === 'COMMIT') {
+    const failed = settled.some((result) => result.status === 'rejected');
+    if (!failed && end.status === 'fulfilled' && end.value.command === 'COMMIT') {
       return {
         kind: 'committed',
         rows: settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<pg.QueryResult<CommitRow>>).value.rows),
       };
     }
-    // Only the server's own word that it rolled back (an error from a statement, then ROLLBACK as
-    // the answer to COMMIT) makes running the commits again safe.
-    const serverErrors = failures.every((result) => result.reason instanceof pg.DatabaseError);
-    if (serverErrors && end.status === 'fulfilled' && end.value.command === 'ROLLBACK') return { kind: 'rolledBack' };
-    // The connection is in an unknown state: the next batch gets a new one.
-    this.#dropLane(lane, client);
-    const reason =
-      failures[0]?.reason ?? new Error(`COMMIT answered ${end.status === 'fulfilled' ? end.value.command : 'nothing'}`);
-    return { kind: 'unknown', error: reason };
+    // Running the commits again is safe only on the server's word that none was written. The
+    // first failure decides: a statement's own error (ERROR: the transaction is aborted and can
+    // never commit; FATAL: the backend ended before the COMMIT), or BEGIN's FATAL (the backend
+    // ended before running anything, e.g. an idle connection killed as the batch was sent).
+    // Anything else (the connection lost with no word, an error at COMMIT) leaves it unknown.
+    const first = settled.findIndex((result) => result.status === 'rejected');
+    const reason = first < 0 ? undefined : (settled[first] as PromiseRejectedResult).reason;
+    const dbError = reason instanceof pg.DatabaseError ? reason : undefined;
+    if (dbError?.severity !== 'ERROR') this.#dropLane(lane, client);
+    const inside = first > 0 && first < settled.length - 1;
+    if (dbError !== undefined && (inside || (first === 0 && dbError.severity === 'FATAL')))
+      return { kind: 'rolledBack' };
+    const error = reason ?? new Error(`COMMIT answered ${end.status === 'fulfilled' ? end.value.command : 'nothing'}`);
+    return { kind: 'unknown', error };
   }
 
   /** Forgets the lane's connection (if it is still `client`) and ends it. */
