@@ -487,9 +487,7 @@ describe('group commit', () => {
     // its batch was written is unknown), never anything else.
     const during = burst(store, 60);
     await db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [app]);
-    const settledDuring = await during;
-    console.error('KILLDEBUG', settledDuring.filter((r) => r.status === 'rejected').length);
-    for (const result of settledDuring) {
+    for (const result of await during) {
       if (result.status === 'rejected') {
         expect(A2AError.is(result.reason) && result.reason.code, String(result.reason)).toBe('STORE_UNAVAILABLE');
       }
