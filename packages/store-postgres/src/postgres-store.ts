@@ -348,10 +348,11 @@ type BatchOutcome =
   | { kind: 'unknown'; error: unknown };
 
 /**
- * Batches of group commit in flight at once, each on its own connection. Measured (see
- * bench/GROUP_COMMIT.md): LANES_PLACEHOLDER
+ * Batches of group commit in flight at once, each on its own connection: two, so that one batch
+ * is being built and sent while the other waits for its WAL flush. On the 2-core bench machine one
+ * and two were within noise of each other and four was slower (bench/GROUP_COMMIT.md).
  */
-const COMMIT_LANES = Number(process.env.A2A_PG_COMMIT_LANES ?? 2);
+const COMMIT_LANES = 2;
 /** At most this many commits per batch, so that one batch holds its row locks briefly. */
 const MAX_BATCH = 128;
 
