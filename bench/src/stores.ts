@@ -5,10 +5,16 @@
  * Every measurement gets a fresh store (memory: a new instance; SQLite: a new file in a temp dir;
  * Postgres: a new namespace in a throwaway schema bench_<random>, dropped at the end), a short
  * warm-up, then runs until BENCH_STORES_MS (default 2000 ms) or BENCH_STORES_MAX_OPS (default
- * 20000) operations, whichever comes first. Postgres is measured sequentially and with
- * BENCH_STORES_CONCURRENCY (default 16) operations in flight.
+ * 20000) operations, whichever comes first. Postgres and SQLite are measured sequentially and
+ * with BENCH_STORES_CONCURRENCY (default 16) operations in flight.
  *
- * Writes bench/results/stores-<date>.json and regenerates bench/STORES.md.
+ * BENCH_STORES_ONLY (adapter names, in the order to run them) and BENCH_STORES_OPS (op names)
+ * narrow the run.
+ *
+ * Writes bench/results/stores-<date>.json and regenerates bench/STORES.md; with
+ * BENCH_STORES_GROUP_COMMIT=compare, also measures each durable store with `groupCommit: false`
+ * (sqlite-nogc, postgres-nogc) and writes bench/results/group-commit-<date>.json only
+ * (bench/GROUP_COMMIT.md).
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -357,27 +363,28 @@ function renderStores(result: StoresResult): string {
   lines.push('## Operations per second');
   lines.push('');
   lines.push(
-    `| operation | memory | SQLite | SQLite vs memory | Postgres | Postgres vs memory | Postgres ×${c} in flight | vs memory |`,
+    `| operation | memory | SQLite | SQLite vs memory | SQLite ×${c} in flight | Postgres | Postgres vs memory | Postgres ×${c} in flight | vs memory |`,
   );
-  lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const op of OPS) {
     const mem = find('memory', op.name, 1)?.opsPerSec;
     const sqlite = find('sqlite', op.name, 1)?.opsPerSec;
+    const sqliteConc = find('sqlite', op.name, c)?.opsPerSec;
     const pgSeq = find('postgres', op.name, 1)?.opsPerSec;
     const pgConc = find('postgres', op.name, c)?.opsPerSec;
     lines.push(
-      `| ${op.label} | ${fmt(mem)} | ${fmt(sqlite)} | ${ratio(sqlite, mem)} | ${fmt(pgSeq)} | ${ratio(pgSeq, mem)} | ${fmt(pgConc)} | ${ratio(pgConc, mem)} |`,
+      `| ${op.label} | ${fmt(mem)} | ${fmt(sqlite)} | ${ratio(sqlite, mem)} | ${fmt(sqliteConc)} | ${fmt(pgSeq)} | ${ratio(pgSeq, mem)} | ${fmt(pgConc)} | ${ratio(pgConc, mem)} |`,
     );
   }
   lines.push('');
   lines.push('## Latency per operation (µs, p50 / p99)');
   lines.push('');
-  lines.push(`| operation | memory | SQLite | Postgres | Postgres ×${c} in flight |`);
-  lines.push('| --- | ---: | ---: | ---: | ---: |');
+  lines.push(`| operation | memory | SQLite | SQLite ×${c} in flight | Postgres | Postgres ×${c} in flight |`);
+  lines.push('| --- | ---: | ---: | ---: | ---: | ---: |');
   const lat = (m: Measurement | undefined) => (m ? `${fmt(m.p50us, 1)} / ${fmt(m.p99us, 1)}` : '–');
   for (const op of OPS) {
     lines.push(
-      `| ${op.label} | ${lat(find('memory', op.name, 1))} | ${lat(find('sqlite', op.name, 1))} | ${lat(find('postgres', op.name, 1))} | ${lat(find('postgres', op.name, c))} |`,
+      `| ${op.label} | ${lat(find('memory', op.name, 1))} | ${lat(find('sqlite', op.name, 1))} | ${lat(find('sqlite', op.name, c))} | ${lat(find('postgres', op.name, 1))} | ${lat(find('postgres', op.name, c))} |`,
     );
   }
   lines.push('');
