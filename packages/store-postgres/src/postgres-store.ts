@@ -848,13 +848,14 @@ export class PostgresStore implements A2AStore, PushStore {
     await this.#commitQueue?.drained();
     this.#open = false;
     this.#closed = true;
-    const lanes = this.#laneClients.splice(0);
-    this.#laneConnections.splice(0);
-    await Promise.all(lanes.map(async (client) => (await client?.catch(() => undefined))?.end().catch(() => {})));
+    // No await before the pool is gone: a commit made from here on is refused as closed.
     const pool = this.#pool;
     const listener = this.#listener;
     this.#pool = undefined;
     this.#listener = undefined;
+    const lanes = this.#laneClients.splice(0);
+    this.#laneConnections.splice(0);
+    await Promise.all(lanes.map(async (client) => (await client?.catch(() => undefined))?.end().catch(() => {})));
     await listener?.close();
     if (pool !== undefined && this.#ownsPool) await pool.end();
   }
