@@ -5,10 +5,16 @@
  * Every measurement gets a fresh store (memory: a new instance; SQLite: a new file in a temp dir;
  * Postgres: a new namespace in a throwaway schema bench_<random>, dropped at the end), a short
  * warm-up, then runs until BENCH_STORES_MS (default 2000 ms) or BENCH_STORES_MAX_OPS (default
- * 20000) operations, whichever comes first. Postgres is measured sequentially and with
- * BENCH_STORES_CONCURRENCY (default 16) operations in flight.
+ * 20000) operations, whichever comes first. Postgres and SQLite are measured sequentially and
+ * with BENCH_STORES_CONCURRENCY (default 16) operations in flight.
  *
- * Writes bench/results/stores-<date>.json and regenerates bench/STORES.md.
+ * BENCH_STORES_ONLY (adapter names, in the order to run them) and BENCH_STORES_OPS (op names)
+ * narrow the run.
+ *
+ * Writes bench/results/stores-<date>.json and regenerates bench/STORES.md; with
+ * BENCH_STORES_GROUP_COMMIT=compare, also measures each durable store with `groupCommit: false`
+ * (sqlite-nogc, postgres-nogc) and writes bench/results/group-commit-<date>.json only
+ * (bench/GROUP_COMMIT.md).
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -49,7 +55,8 @@ import {
 /** What the benchmark calls: the task-log part of the store contract. */
 type BenchStore = Pick<A2AStore, 'open' | 'close' | 'commit' | 'getTask' | 'readEvents' | 'listTasksByContext'>;
 
-type AdapterName = 'memory' | 'sqlite' | 'postgres';
+/** `-nogc`: the same store with `groupCommit: false` (only with BENCH_STORES_GROUP_COMMIT=compare). */
+type AdapterName = 'memory' | 'sqlite' | 'postgres' | 'sqlite-nogc' | 'postgres-nogc';
 type OpName = 'create' | 'createFull' | 'append' | 'getTask' | 'byContext' | 'readEvents';
 
 /** Creates per create measurement: with the warm-up's 2,000, the memory store stays at ≤ 10,000 tasks. */
@@ -356,27 +363,28 @@ function renderStores(result: StoresResult): string {
   lines.push('## Operations per second');
   lines.push('');
   lines.push(
-    `| operation | memory | SQLite | SQLite vs memory | Postgres | Postgres vs memory | Postgres ×${c} in flight | vs memory |`,
+    `| operation | memory | SQLite | SQLite vs memory | SQLite ×${c} in flight | Postgres | Postgres vs memory | Postgres ×${c} in flight | vs memory |`,
   );
-  lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  lines.push('| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
   for (const op of OPS) {
     const mem = find('memory', op.name, 1)?.opsPerSec;
     const sqlite = find('sqlite', op.name, 1)?.opsPerSec;
+    const sqliteConc = find('sqlite', op.name, c)?.opsPerSec;
     const pgSeq = find('postgres', op.name, 1)?.opsPerSec;
     const pgConc = find('postgres', op.name, c)?.opsPerSec;
     lines.push(
-      `| ${op.label} | ${fmt(mem)} | ${fmt(sqlite)} | ${ratio(sqlite, mem)} | ${fmt(pgSeq)} | ${ratio(pgSeq, mem)} | ${fmt(pgConc)} | ${ratio(pgConc, mem)} |`,
+      `| ${op.label} | ${fmt(mem)} | ${fmt(sqlite)} | ${ratio(sqlite, mem)} | ${fmt(sqliteConc)} | ${fmt(pgSeq)} | ${ratio(pgSeq, mem)} | ${fmt(pgConc)} | ${ratio(pgConc, mem)} |`,
     );
   }
   lines.push('');
   lines.push('## Latency per operation (µs, p50 / p99)');
   lines.push('');
-  lines.push(`| operation | memory | SQLite | Postgres | Postgres ×${c} in flight |`);
-  lines.push('| --- | ---: | ---: | ---: | ---: |');
+  lines.push(`| operation | memory | SQLite | SQLite ×${c} in flight | Postgres | Postgres ×${c} in flight |`);
+  lines.push('| --- | ---: | ---: | ---: | ---: | ---: |');
   const lat = (m: Measurement | undefined) => (m ? `${fmt(m.p50us, 1)} / ${fmt(m.p99us, 1)}` : '–');
   for (const op of OPS) {
     lines.push(
-      `| ${op.label} | ${lat(find('memory', op.name, 1))} | ${lat(find('sqlite', op.name, 1))} | ${lat(find('postgres', op.name, 1))} | ${lat(find('postgres', op.name, c))} |`,
+      `| ${op.label} | ${lat(find('memory', op.name, 1))} | ${lat(find('sqlite', op.name, 1))} | ${lat(find('sqlite', op.name, c))} | ${lat(find('postgres', op.name, 1))} | ${lat(find('postgres', op.name, c))} |`,
     );
   }
   lines.push('');
@@ -394,6 +402,10 @@ async function main(): Promise<void> {
   const warmupMs = envNumber('BENCH_STORES_WARMUP_MS', 300);
   const concurrency = envNumber('BENCH_STORES_CONCURRENCY', 16);
   const only = process.env.BENCH_STORES_ONLY?.split(',');
+  const onlyOps = process.env.BENCH_STORES_OPS?.split(',');
+  // compare: each durable store also with groupCommit: false, in the same run (bench/GROUP_COMMIT.md);
+  // the results then go to bench/results/group-commit-<date>.json and STORES.md is left alone.
+  const compare = process.env.BENCH_STORES_GROUP_COMMIT === 'compare';
 
   const tmp = mkdtempSync(join(tmpdir(), 'fastify-a2a-bench-stores-'));
   const schema = `bench_${randomSuffix()}`;
@@ -401,7 +413,7 @@ async function main(): Promise<void> {
     { name: 'memory', concurrencies: [1], create: () => new MemoryStore({}), cleanup: async () => {} },
     {
       name: 'sqlite',
-      concurrencies: [1],
+      concurrencies: [1, concurrency],
       create: (label) => new SqliteStore({ filename: join(tmp, `${label}.db`) }),
       cleanup: async () => rmSync(tmp, { recursive: true, force: true }),
     },
@@ -412,13 +424,32 @@ async function main(): Promise<void> {
       cleanup: () => dropSchema(schema),
     },
   ];
+  if (compare) {
+    adapters.push(
+      {
+        name: 'sqlite-nogc',
+        concurrencies: [1, concurrency],
+        create: (label) => new SqliteStore({ filename: join(tmp, `nogc-${label}.db`), groupCommit: false }),
+        cleanup: async () => {},
+      },
+      {
+        name: 'postgres-nogc',
+        concurrencies: [1, concurrency],
+        create: (label) =>
+          new PostgresStore({ connectionString: POSTGRES_URL, schema, namespace: `nogc-${label}`, groupCommit: false }),
+        cleanup: async () => {},
+      },
+    );
+  }
 
   const results: Measurement[] = [];
   const loadStart = loadavg()[0] ?? 0;
   try {
-    for (const adapter of adapters) {
-      if (only && !only.includes(adapter.name)) continue;
+    // In the order BENCH_STORES_ONLY names them (e.g. to see whether going first costs an adapter).
+    const chosen = only ? only.flatMap((name) => adapters.filter((a) => a.name === name)) : adapters;
+    for (const adapter of chosen) {
       for (const op of OPS) {
+        if (onlyOps && !onlyOps.includes(op.name)) continue;
         for (const c of adapter.concurrencies) {
           const m = await measure(adapter, op.name, c, budget, warmupMs);
           results.push(m);
@@ -442,6 +473,12 @@ async function main(): Promise<void> {
     postgres: await postgresSettings(),
     results,
   };
+  if (compare) {
+    const jsonPath = join(RESULTS_DIR, `group-commit-${today()}.json`);
+    writeFile(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
+    console.log(`\nwrote ${jsonPath}`);
+    return;
+  }
   const jsonPath = join(RESULTS_DIR, `stores-${today()}.json`);
   writeFile(jsonPath, `${JSON.stringify(result, null, 2)}\n`);
   writeFile(join(BENCH_DIR, 'STORES.md'), renderStores(result));

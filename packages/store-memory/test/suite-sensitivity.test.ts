@@ -179,6 +179,30 @@ const bugs: Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string
         }
       })(clock),
   },
+  'fails every commit of a batch when one of them fails (group commit without its own result per commit)': {
+    caughtBy: 'concurrency: 24 commits of different tasks at once, one of them stale: only that one conflicts',
+    store: (clock) =>
+      new (class extends Delegating {
+        #batch: { request: CommitRequest; settle: (error: unknown, result?: CommitResult) => void }[] = [];
+        override commit(request: CommitRequest): Promise<CommitResult> {
+          return new Promise((resolve, reject) => {
+            if (this.#batch.length === 0) setImmediate(() => void this.#flush());
+            this.#batch.push({ request, settle: (error, result) => (error ? reject(error) : resolve(result!)) });
+          });
+        }
+        async #flush(): Promise<void> {
+          const batch = this.#batch;
+          this.#batch = [];
+          const results = await Promise.allSettled(batch.map(({ request }) => super.commit(request)));
+          const failure = results.find((r) => r.status === 'rejected');
+          for (const [i, { settle }] of batch.entries()) {
+            const result = results[i] as PromiseSettledResult<CommitResult>;
+            if (failure) settle(failure.reason);
+            else settle(undefined, (result as PromiseFulfilledResult<CommitResult>).value);
+          }
+        }
+      })(clock),
+  },
   'ignores the injected clock': {
     caughtBy: 'taskBasics: a created task reads back with version, createdAt and updatedAt',
     store: () => new Delegating(Date.now),

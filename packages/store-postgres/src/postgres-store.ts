@@ -57,6 +57,7 @@ import {
 } from '@fastify-a2a/core';
 import pg from 'pg';
 import { describeTarget, messageOf, notOpen, openError, resolveTarget, storeError, type Target } from './errors.js';
+import { CommitQueue, type Queued } from './group-commit.js';
 import { NotificationListener } from './listener.js';
 import { appliedVersions, LATEST_VERSION, migrate, pendingMigrations } from './migrations.js';
 import { escapeIdentifier, notificationChannel, turnLockKey } from './sql.js';
@@ -120,6 +121,15 @@ export interface PostgresStoreOptions {
    * @default true
    */
   preparedStatements?: boolean;
+  /**
+   * Group commit: commits of different tasks made while earlier ones are still on their way go to
+   * the database together, as one pipelined transaction (one round trip, one WAL flush), each with
+   * its own version check and its own result. Nothing waits for a batch to fill: a commit that
+   * finds the way free goes at once, alone. Uses up to two more connections (outside the pool).
+   * Set it to false to send every commit as its own statement on the pool.
+   * @default true
+   */
+  groupCommit?: boolean;
   /**
    * Called when a subscriber throws (a throwing subscriber neither fails the commit nor keeps the
    * other subscribers, or the LISTEN connection, from being called), and when the NOTIFY telling
@@ -277,6 +287,9 @@ function validate(options: PostgresStoreOptions): void {
       throw invalid(`PostgresStore: \`${key}\` must be a non-empty string.`);
     }
   }
+  if (options.groupCommit !== undefined && typeof options.groupCommit !== 'boolean') {
+    throw invalid('PostgresStore: `groupCommit` must be true or false.');
+  }
   if (options.onListenerError !== undefined && typeof options.onListenerError !== 'function') {
     throw invalid('PostgresStore: `onListenerError` must be a function.');
   }
@@ -303,6 +316,45 @@ function statementName(text: string): string {
   }
   return name;
 }
+
+/** What a commit statement returns: one row when written (the enqueued turn's position, if any). */
+interface CommitRow {
+  position: string | number | null;
+}
+
+/** A commit, checked and turned into its statement. */
+interface PreparedCommit extends Queued {
+  request: CommitRequest;
+  text: string;
+  values: unknown[];
+  /** The task's version once written. */
+  version: number;
+  /** The message index scope of its ids ('' for none). */
+  scope: string;
+  messageIds: string[];
+  ctx: StoreCallContext | undefined;
+}
+
+interface QueuedCommit extends PreparedCommit {
+  resolve(result: CommitResult): void;
+  reject(error: unknown): void;
+}
+
+type BatchOutcome =
+  | { kind: 'committed'; rows: CommitRow[][] }
+  /** The server rolled the whole batch back, or it was never sent: running its commits again is safe. */
+  | { kind: 'rolledBack' }
+  /** The connection failed: the batch may or may not be written. */
+  | { kind: 'unknown'; error: unknown };
+
+/**
+ * Batches of group commit in flight at once, each on its own connection: two, so that one batch
+ * is being built and sent while the other waits for its WAL flush. On the 2-core bench machine one
+ * and two were within noise of each other and four was slower (bench/GROUP_COMMIT.md).
+ */
+const COMMIT_LANES = 2;
+/** At most this many commits per batch, so that one batch holds its row locks briefly. */
+const MAX_BATCH = 128;
 
 /** Which commit statement: creating or updating the task, and whether it enqueues or finishes a turn. */
 interface CommitShape {
@@ -648,6 +700,11 @@ export class PostgresStore implements A2AStore, PushStore {
   #closing: Promise<void> | undefined;
   #open = false;
   #closed = false;
+  /** Group commit's queue; undefined when `groupCommit: false`. */
+  readonly #commitQueue: CommitQueue<QueuedCommit> | undefined;
+  /** Each lane's connection, while connecting and once connected. */
+  readonly #laneClients: (Promise<pg.Client> | undefined)[] = [];
+  readonly #laneConnections: (pg.Client | undefined)[] = [];
 
   constructor(options: PostgresStoreOptions = {}) {
     validate(options);
@@ -667,6 +724,10 @@ export class PostgresStore implements A2AStore, PushStore {
       );
     }
     this.preparedStatements = options.preparedStatements ?? true;
+    this.#commitQueue =
+      options.groupCommit === false
+        ? undefined
+        : new CommitQueue(COMMIT_LANES, MAX_BATCH, (batch, lane) => this.#runBatch(batch, lane));
     const listen = options.listen ?? true;
     this.supports = {
       durable: true,
@@ -783,12 +844,18 @@ export class PostgresStore implements A2AStore, PushStore {
   async #doClose(): Promise<void> {
     await this.#opening?.catch(() => {});
     if (!this.#open) return;
+    // Commits already accepted finish first (their batches need the pool and the lane connections).
+    await this.#commitQueue?.drained();
     this.#open = false;
     this.#closed = true;
+    // No await before the pool is gone: a commit made from here on is refused as closed.
     const pool = this.#pool;
     const listener = this.#listener;
     this.#pool = undefined;
     this.#listener = undefined;
+    const lanes = this.#laneClients.splice(0);
+    this.#laneConnections.splice(0);
+    await Promise.all(lanes.map(async (client) => (await client?.catch(() => undefined))?.end().catch(() => {})));
     await listener?.close();
     if (pool !== undefined && this.#ownsPool) await pool.end();
   }
@@ -865,7 +932,9 @@ export class PostgresStore implements A2AStore, PushStore {
 
   /**
    * One round trip when it succeeds (see `statements`); a conflict costs one more, to say what the
-   * task's version, or the duplicate message's task, is.
+   * task's version, or the duplicate message's task, is. With `groupCommit` (the default) the
+   * statement may go to the database in one transaction with other commits waiting at the same
+   * moment: see {@link PostgresStore.#runBatch}.
    */
   async commit(request: CommitRequest, ctx?: StoreCallContext): Promise<CommitResult> {
     checkCommitRequest(request, 'PostgresStore');
@@ -897,8 +966,11 @@ export class PostgresStore implements A2AStore, PushStore {
       owner,
       indexed.map((message) => message.digest),
     ];
+    const keys = [`t:${taskId}`];
     if (enqueueTurn !== undefined) {
-      values.push(enqueueTurn.turnId, enqueueTurn.workerId, turnLockKey(this.schema, this.namespace, task.contextId));
+      const lockKey = turnLockKey(this.schema, this.namespace, task.contextId);
+      values.push(enqueueTurn.turnId, enqueueTurn.workerId, lockKey);
+      keys.push(`c:${lockKey}`);
     }
     if (finishTurn !== undefined) values.push(finishTurn.position, finishTurn.turnId);
     const text = this.#sql.commit({
@@ -906,10 +978,19 @@ export class PostgresStore implements A2AStore, PushStore {
       enqueue: enqueueTurn !== undefined,
       finish: finishTurn !== undefined,
     });
-    let rows: { position: string | number | null }[] | undefined;
-    for (let attempt = 1; rows === undefined; attempt++) {
+    const prepared: PreparedCommit = { request, text, values, version, scope, messageIds, ctx, keys };
+    const queue = this.#commitQueue;
+    if (queue === undefined) return this.#settle(prepared, await this.#execute(prepared), ctx);
+    this.#ready(ctx);
+    return new Promise<CommitResult>((resolve, reject) => queue.push({ ...prepared, resolve, reject }));
+  }
+
+  /** Runs one commit statement on the pool; no rows back means a version conflict. */
+  async #execute(commit: PreparedCommit): Promise<CommitRow[]> {
+    const { text, values, scope, messageIds, ctx } = commit;
+    for (let attempt = 1; ; attempt++) {
       try {
-        rows = (await this.#query<{ position: string | number | null }>(text, values, ctx)).rows;
+        return (await this.#query<CommitRow>(text, values, ctx)).rows;
       } catch (error) {
         const { code, table } = error as { code?: string; table?: string };
         if (code === '23505' && table === 'messages') {
@@ -923,12 +1004,18 @@ export class PostgresStore implements A2AStore, PushStore {
         }
         // A unique violation on tasks means a concurrent create won (ON CONFLICT normally absorbs it).
         if (code !== '23505' || table !== 'tasks') throw error;
-        rows = [];
+        return [];
       }
     }
+  }
+
+  /** What a commit statement's rows mean: a conflict, or the result (after telling subscribers). */
+  async #settle(commit: PreparedCommit, rows: CommitRow[], ctx: StoreCallContext | undefined): Promise<CommitResult> {
+    const { request, version } = commit;
+    const { taskId, task, enqueueTurn } = request;
     if (rows.length === 0) {
       const current = await this.#query<{ version: number }>(this.#sql.version, [this.namespace, taskId], ctx);
-      throw new VersionConflictError(taskId, expectedVersion, current.rows[0]?.version);
+      throw new VersionConflictError(taskId, request.expectedVersion, current.rows[0]?.version);
     }
     // Tell this process's subscribers now rather than after the NOTIFY round trip; they get the
     // NOTIFY too (duplicates are allowed). A turn waiting behind `finishTurn` hears it this way.
@@ -938,6 +1025,142 @@ export class PostgresStore implements A2AStore, PushStore {
     const position = Number(rows[0]?.position);
     const { turnId, workerId } = enqueueTurn;
     return { version, turn: { contextId: task.contextId, position, taskId, turnId, workerId } };
+  }
+
+  /**
+   * One batch of group commit. A batch of one is the plain statement on the pool (no BEGIN/COMMIT:
+   * light load pays nothing). A larger one goes as BEGIN, each commit's statement, COMMIT, all
+   * pipelined on the lane's own connection: one round trip and one WAL flush for the whole batch,
+   * each statement still checking its own expected version (no rows back: that commit alone
+   * conflicts; it wrote nothing, and the others go on).
+   *
+   * Why not a SAVEPOINT per commit: with the statements pipelined, a failed one cannot be rolled
+   * back to its savepoint before the next runs (that takes a round trip per commit, which is what
+   * batching saves), and a version conflict is not an error anyway. What does fail a statement
+   * (a duplicate message id: a unique violation; a deadlock with another worker's batch; bad
+   * data) is rare, so then the whole transaction rolls back (Postgres answers the COMMIT with
+   * ROLLBACK) and each commit of the batch runs again alone, getting its own result: commits of
+   * one task in order, different tasks concurrently. Nor one multi-row statement: a statement
+   * cannot see its own writes, so two commits of one task could not share it, and one duplicate
+   * would fail them all with no way to tell which. Numbers: bench/GROUP_COMMIT.md.
+   *
+   * Never rejects: every commit of the batch is settled.
+   */
+  async #runBatch(batch: QueuedCommit[], lane: number): Promise<void> {
+    const settle = async (commit: QueuedCommit, rows: () => Promise<CommitRow[]>): Promise<void> => {
+      try {
+        commit.resolve(await this.#settle(commit, await rows(), commit.ctx));
+      } catch (error) {
+        commit.reject(error);
+      }
+    };
+    const alone = async (commits: QueuedCommit[]): Promise<void> => {
+      const byTask = new Map<string, QueuedCommit[]>();
+      for (const commit of commits) {
+        const ofTask = byTask.get(commit.request.taskId);
+        if (ofTask === undefined) byTask.set(commit.request.taskId, [commit]);
+        else ofTask.push(commit);
+      }
+      await Promise.all(
+        [...byTask.values()].map(async (ofTask) => {
+          for (const commit of ofTask) await settle(commit, () => this.#execute(commit));
+        }),
+      );
+    };
+    if (batch.length === 1) return alone(batch);
+    let outcome: BatchOutcome;
+    try {
+      outcome = await this.#pipeline(batch, lane);
+    } catch (error) {
+      outcome = { kind: 'unknown', error };
+    }
+    if (outcome.kind === 'rolledBack') return alone(batch);
+    if (outcome.kind === 'unknown') {
+      // The connection failed, perhaps after the COMMIT reached the server: whether the batch was
+      // written is unknown, as for a lone commit whose connection drops. Say so; never run it again.
+      const error = storeError(outcome.error, this.#target);
+      for (const commit of batch) commit.reject(error);
+      return;
+    }
+    await Promise.all(batch.map((commit, i) => settle(commit, async () => outcome.rows[i] as CommitRow[])));
+  }
+
+  /** BEGIN, the batch's statements and COMMIT, pipelined on the lane's connection. */
+  async #pipeline(batch: QueuedCommit[], lane: number): Promise<BatchOutcome> {
+    let client: pg.Client | undefined;
+    try {
+      client = await this.#laneClient(lane);
+      // Lost while we waited (its 'error' or 'end' dropped it): once more, on a new one.
+      if (this.#laneConnections[lane] !== client) client = await this.#laneClient(lane);
+    } catch {
+      client = undefined;
+    }
+    // Nothing was sent: the pool may still serve them (the error, if any, comes from there).
+    if (client === undefined || this.#laneConnections[lane] !== client) return { kind: 'rolledBack' };
+    const statement = ({ text, values }: PreparedCommit) =>
+      this.preparedStatements ? { name: statementName(text), text, values } : { text, values };
+    const begin = client.query('BEGIN');
+    const results = batch.map((commit) => client.query<CommitRow>(statement(commit)));
+    const commit = client.query('COMMIT');
+    const settled = await Promise.allSettled([begin, ...results, commit]);
+    const end = settled[settled.length - 1] as PromiseSettledResult<pg.QueryResult>;
+    const failed = settled.some((result) => result.status === 'rejected');
+    if (!failed && end.status === 'fulfilled' && end.value.command === 'COMMIT') {
+      return {
+        kind: 'committed',
+        rows: settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<pg.QueryResult<CommitRow>>).value.rows),
+      };
+    }
+    // Running the commits again is safe only on the server's word that none was written. The
+    // first failure decides: a statement's own error (ERROR: the transaction is aborted and can
+    // never commit; FATAL: the backend ended before the COMMIT), or BEGIN's FATAL (the backend
+    // ended before running anything, e.g. an idle connection killed as the batch was sent).
+    // Anything else (the connection lost with no word, an error at COMMIT) leaves it unknown.
+    const first = settled.findIndex((result) => result.status === 'rejected');
+    const reason = first < 0 ? undefined : (settled[first] as PromiseRejectedResult).reason;
+    const dbError = reason instanceof pg.DatabaseError ? reason : undefined;
+    if (dbError?.severity !== 'ERROR') this.#dropLane(lane, client);
+    const inside = first > 0 && first < settled.length - 1;
+    if (dbError !== undefined && (inside || (first === 0 && dbError.severity === 'FATAL')))
+      return { kind: 'rolledBack' };
+    const error = reason ?? new Error(`COMMIT answered ${end.status === 'fulfilled' ? end.value.command : 'nothing'}`);
+    return { kind: 'unknown', error };
+  }
+
+  /** Forgets the lane's connection (if it is still `client`) and ends it. */
+  #dropLane(lane: number, client: pg.Client): void {
+    if (this.#laneConnections[lane] !== client) return;
+    this.#laneConnections[lane] = undefined;
+    this.#laneClients[lane] = undefined;
+    void client.end().catch(() => {});
+  }
+
+  /** The lane's pipelining connection, connected on first use and again after it failed. */
+  async #laneClient(lane: number): Promise<pg.Client> {
+    const existing = this.#laneClients[lane];
+    if (existing !== undefined) return existing;
+    const pool = this.#ready();
+    const connecting = (async () => {
+      const client = new pg.Client({
+        ...pool.options,
+        pipeline: true,
+        application_name: `fastify-a2a commit ${this.#channel}`,
+      } as pg.ClientConfig);
+      // A dropped connection must not crash the process: forget it, the next batch connects anew
+      // (the batch it was running gets its error from its queries).
+      client.on('error', () => this.#dropLane(lane, client));
+      client.on('end', () => this.#dropLane(lane, client));
+      await client.connect();
+      this.#laneConnections[lane] = client;
+      return client;
+    })();
+    this.#laneClients[lane] = connecting;
+    try {
+      return await connecting;
+    } catch (error) {
+      if (this.#laneClients[lane] === connecting) this.#laneClients[lane] = undefined;
+      throw error;
+    }
   }
 
   /**

@@ -298,13 +298,20 @@ describe('round trips', () => {
    */
   async function counted(
     onError: (error: unknown, store: PostgresStore) => Promise<void> = async () => {},
+    options: { groupCommit?: boolean } = {},
   ): Promise<{ store: PostgresStore; calls: () => number; notifies: () => number }> {
     const pool = new pg.Pool({ connectionString: db.url, max: 2 });
     pools.push(pool);
     let calls = 0;
     let notifies = 0;
     const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<unknown>;
-    const store = new PostgresStore({ pool, schema: db.schema, namespace: freshNamespace(), listen: false });
+    const store = new PostgresStore({
+      pool,
+      schema: db.schema,
+      namespace: freshNamespace(),
+      listen: false,
+      ...options,
+    });
     (pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
       // The coalesced NOTIFY after commits runs on its own, after the call that caused it.
       if (String(args[0]).includes("set_config('synchronous_commit'")) notifies += 1;
@@ -322,10 +329,22 @@ describe('round trips', () => {
   }
 
   it('commits tell other processes in one NOTIFY per event-loop turn, outside the commit', async () => {
-    const { store, calls, notifies } = await counted();
+    // Every commit on the pool, to count them (with group commit most go on the batch connections).
+    const { store, calls, notifies } = await counted(undefined, { groupCommit: false });
     const before = calls();
     await Promise.all(Array.from({ length: 20 }, (_, i) => createTask(store, taskFixture({ id: `burst-${i}` }))));
     expect(calls() - before).toBe(20);
+    await expect.poll(() => notifies(), { timeout: 5_000 }).toBeGreaterThanOrEqual(1);
+    expect(notifies()).toBeLessThanOrEqual(3);
+  });
+
+  it('with group commit, a burst of commits takes few statements on the pool and still one NOTIFY per turn', async () => {
+    const { store, calls, notifies } = await counted();
+    const before = calls();
+    await Promise.all(Array.from({ length: 20 }, (_, i) => createTask(store, taskFixture({ id: `burst-${i}` }))));
+    // The first commits find a way free and go alone on the pool; the others wait and go in batches.
+    expect(calls() - before).toBeLessThan(20);
+    for (let i = 0; i < 20; i++) expect((await store.getTask(`burst-${i}`))?.version).toBe(1);
     await expect.poll(() => notifies(), { timeout: 5_000 }).toBeGreaterThanOrEqual(1);
     expect(notifies()).toBeLessThanOrEqual(3);
   });

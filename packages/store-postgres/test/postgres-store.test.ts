@@ -103,6 +103,7 @@ describe('options', () => {
     expect(invalid({ schema: 'x'.repeat(64) })).toBe('INVALID_OPTIONS');
     expect(invalid({ namespace: '' })).toBe('INVALID_OPTIONS');
     expect(invalid({ connectionString: 'postgres://host:notaport/db' })).toBe('INVALID_OPTIONS');
+    expect(invalid({ groupCommit: 'yes' as unknown as boolean })).toBe('INVALID_OPTIONS');
     expect(invalid({ schema: 'x'.repeat(63), namespace: 'n' })).toBe('accepted');
     void pool.end();
   });
@@ -452,5 +453,48 @@ describe('cross-process notifications (LISTEN/NOTIFY)', () => {
     await reader.close(); // while a reconnect may be pending
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(await backends(listenerApp)).toBe(0);
+  });
+});
+
+describe('group commit', () => {
+  /** The application_name of a store's batch connections (internal, so tests can find and kill them). */
+  const commitAppOf = (store: PostgresStore): string =>
+    `fastify-a2a commit ${notificationChannel(store.schema, store.namespace)}`;
+  const burst = (store: PostgresStore, n: number) =>
+    Promise.allSettled(Array.from({ length: n }, () => createTask(store, taskFixture())));
+
+  it('sends a burst on its own connections, every commit written; close() ends them', async () => {
+    const store = await openStore({ namespace: freshNamespace() });
+    const results = await burst(store, 40);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(40);
+    expect(await backends(commitAppOf(store))).toBeGreaterThanOrEqual(1);
+    await store.close();
+    await eventually('no batch connection left', async () => (await backends(commitAppOf(store))) === 0);
+  });
+
+  it('groupCommit: false sends every commit on the pool', async () => {
+    const store = await openStore({ namespace: freshNamespace(), groupCommit: false });
+    const results = await burst(store, 40);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(40);
+    expect(await backends(commitAppOf(store))).toBe(0);
+  });
+
+  it('after its batch connections are killed, commits fail at most with STORE_UNAVAILABLE, and the next ones are written on new connections', async () => {
+    const store = await openStore({ namespace: freshNamespace() });
+    await burst(store, 40);
+    const app = commitAppOf(store);
+    // Killed while a burst is on its way: each commit is written, or fails as unavailable (whether
+    // its batch was written is unknown), never anything else.
+    const during = burst(store, 60);
+    await db.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [app]);
+    for (const result of await during) {
+      if (result.status === 'rejected') {
+        expect(A2AError.is(result.reason) && result.reason.code, String(result.reason)).toBe('STORE_UNAVAILABLE');
+      }
+    }
+    await eventually('a burst written whole on new connections', async () =>
+      (await burst(store, 40)).every((r) => r.status === 'fulfilled'),
+    );
+    expect(await backends(app)).toBeGreaterThanOrEqual(1);
   });
 });

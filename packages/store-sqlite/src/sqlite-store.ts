@@ -100,6 +100,16 @@ export interface SqliteStoreOptions {
    */
   pollIntervalMs?: number;
   /**
+   * Group commit: commits made while this process is busy (after one commit ran and before the
+   * event loop came round again) wait for that moment and go together, in one `BEGIN IMMEDIATE`
+   * transaction with a SAVEPOINT each: one write lock and one WAL append for many, each commit
+   * with its own version check and its own result. Nothing waits on a timer: a commit made while
+   * no other is waiting runs at once, as without group commit. Set it to false to give every
+   * commit its own transaction.
+   * @default true
+   */
+  groupCommit?: boolean;
+  /**
    * Called when a `subscribe()` listener throws. The error never fails the commit (which is already
    * durable) nor keeps the other listeners from being called.
    * @default undefined (the error is ignored)
@@ -261,6 +271,27 @@ interface CommitArgs {
   enqueueTurn: { turnId: string; workerId: string } | undefined;
   /** A ticket to remove in the same transaction. */
   finishTurn: TurnTicket | undefined;
+}
+
+type CommitOutcome = { ok: true; turn: TurnTicket | undefined } | { ok: false; error: unknown };
+
+/** A commit of a batch failed with something other than a conflict or a duplicate. */
+class BatchItemError extends Error {
+  constructor(
+    readonly index: number,
+    readonly error: unknown,
+  ) {
+    super('a commit of the batch failed', { cause: error });
+  }
+}
+
+/** A commit waiting for the next batch. */
+interface PendingCommit {
+  args: CommitArgs;
+  taskId: string;
+  version: number;
+  resolve(result: CommitResult): void;
+  reject(error: unknown): void;
 }
 
 interface TurnRow {
@@ -584,6 +615,21 @@ function prepare(db: Database.Database) {
     return { contextId, position, taskId, turnId, workerId };
   });
 
+  // Group commit (see SqliteStore.#flushCommits): several commits in one BEGIN IMMEDIATE … COMMIT.
+  // Each runs as a nested transaction, which better-sqlite3 wraps in a SAVEPOINT, so a version
+  // conflict or a duplicate message id (our own A2AErrors) rolls back that commit alone and the
+  // others go on. Any other error ends the batch, rolled back whole, as a BatchItemError.
+  const commitBatch = db.transaction((batch: CommitArgs[]): CommitOutcome[] =>
+    batch.map((args, index): CommitOutcome => {
+      try {
+        return { ok: true, turn: commit(args) };
+      } catch (error) {
+        if (A2AError.is(error)) return { ok: false, error };
+        throw new BatchItemError(index, error);
+      }
+    }),
+  );
+
   const enqueue = db.transaction(({ namespace, request, now }: EnqueueArgs): TurnTicket => {
     const { contextId, taskId, turnId, workerId } = request;
     const position = statements.insertTurn.get(namespace, contextId, taskId, turnId, workerId, now) as number;
@@ -638,6 +684,7 @@ function prepare(db: Database.Database) {
   return {
     ...statements,
     commit,
+    commitBatch,
     enqueue,
     claimExpired,
     purge,
@@ -782,6 +829,11 @@ export class SqliteStore implements A2AStore, PushStore {
   readonly #queued = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #dataVersion: number | undefined;
+  readonly #groupCommit: boolean;
+  /** Commits waiting for the next batch (see #flushCommits). */
+  #pendingCommits: PendingCommit[] = [];
+  /** A commit ran during this turn of the event loop; later ones wait for the batch at its end. */
+  #batchOpen = false;
 
   constructor(options: SqliteStoreOptions) {
     if (typeof options !== 'object' || options === null) {
@@ -810,6 +862,10 @@ export class SqliteStore implements A2AStore, PushStore {
     if (options.onListenerError !== undefined && typeof options.onListenerError !== 'function') {
       throw new A2AError('INVALID_OPTIONS', 'SqliteStore option "onListenerError" must be a function.');
     }
+    if (options.groupCommit !== undefined && typeof options.groupCommit !== 'boolean') {
+      throw new A2AError('INVALID_OPTIONS', 'SqliteStore option "groupCommit" must be true or false.');
+    }
+    this.#groupCommit = options.groupCommit ?? true;
     this.#onListenerError = options.onListenerError;
     this.#database = database;
     this.#filename = database?.name ?? (filename as string);
@@ -868,6 +924,8 @@ export class SqliteStore implements A2AStore, PushStore {
 
   /** Stops the subscription poll and closes the connection if this store opened it. Idempotent. */
   async close(): Promise<void> {
+    // Commits already accepted are written first.
+    this.#flushCommits();
     const db = this.#db;
     this.#db = undefined;
     this.#statements = undefined;
@@ -885,16 +943,20 @@ export class SqliteStore implements A2AStore, PushStore {
     });
   }
 
-  async commit(request: CommitRequest, ctx?: StoreCallContext): Promise<CommitResult> {
+  // Not async: the commit is run or queued before this returns, like every other write of this
+  // store, so an operation called after it (even without awaiting it) sees it.
+  commit(request: CommitRequest, ctx?: StoreCallContext): Promise<CommitResult> {
     const { taskId, expectedVersion, task, events } = request;
     const version = expectedVersion + events.length;
-    const turn = await this.#run(ctx, (s) => {
+    let args: CommitArgs;
+    try {
+      ctx?.signal?.throwIfAborted();
+      if (this.#statements === undefined) throw notOpen(this.#filename, this.#closed);
       checkCommitRequest(request, 'SqliteStore');
       // Serialise before taking the write lock, to hold it as briefly as possible.
-      const eventJsons = events.map((event) => JSON.stringify(event));
-      return s.commit.immediate({
+      args = {
         expectedVersion,
-        eventJsons,
+        eventJsons: events.map((event) => JSON.stringify(event)),
         messages: indexedMessages(events),
         scope: request.owner ?? ANONYMOUS_SCOPE,
         write: {
@@ -910,10 +972,82 @@ export class SqliteStore implements A2AStore, PushStore {
         },
         enqueueTurn: request.enqueueTurn,
         finishTurn: request.finishTurn,
-      });
+      };
+    } catch (error) {
+      return Promise.reject(storeError(error, this.#filename, this.#busyTimeoutMs));
+    }
+    return new Promise<CommitResult>((resolve, reject) => {
+      this.#pendingCommits.push({ args, taskId, version, resolve, reject });
+      if (!this.#groupCommit) {
+        this.#flushCommits();
+      } else if (!this.#batchOpen) {
+        // Nothing is waiting: run now, alone. Commits made before the event loop comes round
+        // again wait, and go as one batch at its end.
+        this.#flushCommits();
+        this.#batchOpen = true;
+        setImmediate(() => this.#flushCommits());
+      }
     });
-    this.#notify(taskId, version);
-    return turn === undefined ? { version } : { version, turn };
+  }
+
+  /**
+   * Writes the commits waiting for a batch: several in one `BEGIN IMMEDIATE` transaction, a
+   * SAVEPOINT each (see `commitBatch`), so each gets its own result and a task's commits go in the
+   * order they were made. Runs at the end of the event loop turn in which a commit ran, and before
+   * any other operation of this store (which therefore sees every commit made before it).
+   */
+  #flushCommits(): void {
+    this.#batchOpen = false;
+    const batch = this.#pendingCommits;
+    if (batch.length === 0) return;
+    this.#pendingCommits = [];
+    const statements = this.#statements;
+    const fail = (commit: PendingCommit, error: unknown) =>
+      commit.reject(
+        statements === undefined
+          ? notOpen(this.#filename, this.#closed)
+          : storeError(error, this.#filename, this.#busyTimeoutMs),
+      );
+    const settle = (commit: PendingCommit, outcome: CommitOutcome): void => {
+      if (!outcome.ok) {
+        fail(commit, outcome.error);
+        return;
+      }
+      this.#notify(commit.taskId, commit.version);
+      const { version } = commit;
+      commit.resolve(outcome.turn === undefined ? { version } : { version, turn: outcome.turn });
+    };
+    const alone = (commit: PendingCommit): CommitOutcome => {
+      try {
+        return { ok: true, turn: (statements as Statements).commit.immediate(commit.args) };
+      } catch (error) {
+        return { ok: false, error };
+      }
+    };
+    if (statements === undefined) {
+      for (const commit of batch) fail(commit, undefined);
+      return;
+    }
+    if (batch.length === 1) {
+      const [commit] = batch as [PendingCommit];
+      settle(commit, alone(commit));
+      return;
+    }
+    let outcomes: CommitOutcome[];
+    try {
+      outcomes = statements.commitBatch.immediate(batch.map((commit) => commit.args));
+    } catch (error) {
+      if (!(error instanceof BatchItemError)) {
+        // BEGIN or COMMIT failed (the file is locked past busyTimeoutMs, I/O): nothing was
+        // written, and alone each commit would have met the same.
+        for (const commit of batch) fail(commit, error);
+        return;
+      }
+      // One commit failed in a way that ended the batch (rolled back whole): run each alone, so
+      // the one that fails fails by itself.
+      outcomes = batch.map(alone);
+    }
+    for (const [index, commit] of batch.entries()) settle(commit, outcomes[index] as CommitOutcome);
   }
 
   async getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined> {
@@ -1229,6 +1363,8 @@ export class SqliteStore implements A2AStore, PushStore {
 
   async #run<T>(ctx: StoreCallContext | undefined, fn: (statements: Statements) => T): Promise<T> {
     ctx?.signal?.throwIfAborted();
+    // Every operation sees the commits made before it, also those still waiting for their batch.
+    if (this.#pendingCommits.length > 0) this.#flushCommits();
     const statements = this.#statements;
     if (statements === undefined) throw notOpen(this.#filename, this.#closed);
     try {

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { storeConformance } from '@fastify-a2a/core/testing';
+import { concurrency, storeConformance } from '@fastify-a2a/core/testing';
 import Database from 'better-sqlite3';
 import { afterAll, describe, it } from 'vitest';
 import { SqliteStore } from '../src/index.js';
@@ -42,5 +42,16 @@ describe('SqliteStore in memory', () => {
       }
       return new SqliteStore({ database, clock, namespace });
     },
+  });
+});
+
+// The commit tests again with a transaction per commit (group commit off).
+describe('SqliteStore on a file, groupCommit: false', () => {
+  concurrency({
+    test: it,
+    describe,
+    locationPrefix: 'a2a_nogc',
+    factory: ({ clock, location, namespace }) =>
+      new SqliteStore({ filename: join(root, `${location}.db`), clock, namespace, groupCommit: false }),
   });
 });
