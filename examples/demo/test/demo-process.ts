@@ -5,11 +5,22 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
-const serverEntry = 'examples/demo/src/server.ts';
+/**
+ * The demo as `npm start` serves it: compiled to plain JavaScript by scripts/build.mjs and run by
+ * Node without tsx. Built once per test process, into a file of its own (test files run in parallel).
+ */
+let compiled: Promise<string> | undefined;
+function compiledServer(): Promise<string> {
+  compiled ??= import('../scripts/build.mjs').then(({ buildDemo }) =>
+    buildDemo(join(repoRoot, 'examples', 'demo', 'dist', `test-${process.pid}`, 'server.mjs')),
+  );
+  return compiled;
+}
 const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 15_000; // longer than the plugin's default drainTimeoutMs (10 s)
 
@@ -101,7 +112,7 @@ function inherited(): NodeJS.ProcessEnv {
 /** Spawns the demo with `env` added to this process's environment. Does not wait for anything. */
 export async function spawnDemo(env: Record<string, string>): Promise<DemoProcess> {
   const port = env.PORT ? Number(env.PORT) : await freePort();
-  const child = spawn(process.execPath, ['--conditions=@fastify-a2a/source', '--import', 'tsx', serverEntry], {
+  const child = spawn(process.execPath, ['--enable-source-maps', await compiledServer()], {
     cwd: repoRoot,
     env: { ...inherited(), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -15,13 +15,24 @@ export interface StoreUrlOptions {
 
 type StoreModule = Record<string, new (options: Record<string, unknown>) => A2AStore>;
 
+/**
+ * Each adapter behind an `import()` of its literal name: Node still loads it only when its URL is
+ * used, and a bundler (esbuild, webpack) sees the name and includes the adapter, so a bundled
+ * application (the demo's `npm start`) resolves store URLs without the packages' built `dist/`.
+ */
+const ADAPTERS = {
+  '@fastify-a2a/store-memory': () => import('@fastify-a2a/store-memory'),
+  '@fastify-a2a/store-sqlite': () => import('@fastify-a2a/store-sqlite'),
+  '@fastify-a2a/store-postgres': () => import('@fastify-a2a/store-postgres'),
+} as const;
+
 async function load(
-  packageName: string,
+  packageName: keyof typeof ADAPTERS,
   exportName: string,
 ): Promise<new (options: Record<string, unknown>) => A2AStore> {
   let module: StoreModule;
   try {
-    module = (await import(packageName)) as StoreModule;
+    module = (await ADAPTERS[packageName]()) as unknown as StoreModule;
   } catch (error) {
     throw new A2AError(
       'INVALID_OPTIONS',
