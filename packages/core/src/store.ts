@@ -25,10 +25,9 @@
  * - `limit` arguments are integers ≥ 0.
  */
 
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { CoordinationStore, TurnTicket } from './coordination.js';
 import { A2AError } from './errors.js';
-import { cloneJson } from './json.js';
 import type { Message, PushNotificationConfig, Task, TaskEvent, TaskState } from './model/types.js';
 import type { CallContext, Principal } from './protocol/context.js';
 
@@ -716,23 +715,44 @@ export function indexedMessages(events: readonly TaskEvent[]): IndexedMessage[] 
  * no `undefined` properties) written with object keys sorted by UTF-16 code units and no
  * whitespace, as RFC 8785 (JCS) does, so key order never changes the digest. The same message
  * read back from any store digests the same.
- * @throws {TypeError} for what JSON cannot carry (a BigInt, a cycle), as `cloneJson` does.
+ * @throws {TypeError} for what JSON cannot carry (a BigInt, a cycle), as `JSON.stringify` does.
  */
 export function messageDigest(message: Message): string {
   const { role, parts, metadata, extensions, referenceTaskIds } = message;
-  const content = cloneJson({ role, parts, metadata, extensions, referenceTaskIds });
-  return createHash('sha256').update(canonicalJson(content)).digest('hex');
+  // Written straight from the message, with JSON's rules, rather than from a JSON copy of it: the
+  // digest is taken once per message sent, on the hot path of every message/send.
+  const canonical = canonicalJson({ role, parts, metadata, extensions, referenceTaskIds }, []) as string;
+  return hash('sha256', canonical, 'hex');
 }
 
-/** `value` (a JSON value, as `cloneJson` returns) as JSON text with sorted object keys. */
-function canonicalJson(value: unknown): string {
+/**
+ * `value` as JSON text with object keys sorted by UTF-16 code units and no whitespace; undefined
+ * where JSON.stringify leaves the value out (undefined, a function, a symbol), so that the caller
+ * drops the member (or writes null in an array). `toJSON` is honoured, as JSON.stringify does.
+ * @throws {TypeError} for a BigInt (from JSON.stringify) or a cycle (`ancestors` holds the path).
+ */
+function canonicalJson(input: unknown, ancestors: object[]): string | undefined {
+  let value = input;
+  if (value !== null && typeof value === 'object' && typeof (value as { toJSON?: unknown }).toJSON === 'function') {
+    value = (value as { toJSON: () => unknown }).toJSON();
+  }
   if (value === null || typeof value !== 'object') return JSON.stringify(value);
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const object = value as Record<string, unknown>;
-  const members = Object.keys(object)
-    .sort()
-    .map((key) => `${JSON.stringify(key)}:${canonicalJson(object[key])}`);
-  return `{${members.join(',')}}`;
+  if (ancestors.includes(value)) throw new TypeError('Converting circular structure to JSON');
+  ancestors.push(value);
+  let text: string;
+  if (Array.isArray(value)) {
+    text = `[${value.map((item) => canonicalJson(item, ancestors) ?? 'null').join(',')}]`;
+  } else {
+    const object = value as Record<string, unknown>;
+    const members: string[] = [];
+    for (const key of Object.keys(object).sort()) {
+      const member = canonicalJson(object[key], ancestors);
+      if (member !== undefined) members.push(`${JSON.stringify(key)}:${member}`);
+    }
+    text = `{${members.join(',')}}`;
+  }
+  ancestors.pop();
+  return text;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   A2AError,
@@ -72,6 +73,57 @@ describe('messageDigest', () => {
       ].map((message) => messageDigest(message)),
     );
     expect(digests.size).toBe(8);
+  });
+
+  /**
+   * The digest's definition, written the slow way: a JSON copy of the fields, then written with
+   * sorted keys (as a string: an object's integer-like keys always enumerate first).
+   */
+  function byDefinition(message: Message): string {
+    const { role, parts, metadata, extensions, referenceTaskIds } = message;
+    const write = (value: unknown): string =>
+      value === null || typeof value !== 'object'
+        ? JSON.stringify(value)
+        : Array.isArray(value)
+          ? `[${value.map(write).join(',')}]`
+          : `{${Object.keys(value)
+              .sort()
+              .map((key) => `${JSON.stringify(key)}:${write((value as Record<string, unknown>)[key])}`)
+              .join(',')}}`;
+    return sha256(write(JSON.parse(JSON.stringify({ role, parts, metadata, extensions, referenceTaskIds }))));
+  }
+
+  it('equals its definition (the sorted JSON of a JSON copy) for any metadata, undefined members, dates and NaN included', () => {
+    const jsonish = fc.letrec((tie) => ({
+      value: fc.oneof(
+        { depthSize: 'small' },
+        fc.jsonValue({ maxDepth: 2 }),
+        fc.constantFrom(undefined, Number.NaN, -0, new Date(0)),
+        fc.array(tie('value'), { maxLength: 3 }),
+        fc.dictionary(fc.string({ maxLength: 4 }), tie('value'), { maxKeys: 4 }),
+      ),
+    })).value;
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.string({ maxLength: 6 }), jsonish, { maxKeys: 5 }),
+        fc.string(),
+        (metadata, text) => {
+          const message = userMessage(text, { metadata });
+          expect(messageDigest(message)).toBe(byDefinition(message));
+        },
+      ),
+      { numRuns: 300, seed: 20261124 },
+    );
+  });
+
+  it('refuses a cycle and a BigInt with a TypeError, as JSON does', () => {
+    const cyclic: Record<string, unknown> = {};
+    cyclic.self = cyclic;
+    expect(() => messageDigest(userMessage('x', { metadata: cyclic }))).toThrow(TypeError);
+    expect(() => messageDigest(userMessage('x', { metadata: { n: 1n } }))).toThrow(TypeError);
+    // The same object twice, side by side, is no cycle.
+    const shared = { a: 1 };
+    expect(() => messageDigest(userMessage('x', { metadata: { p: shared, q: shared } }))).not.toThrow();
   });
 });
 

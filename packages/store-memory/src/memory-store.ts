@@ -132,6 +132,11 @@ export class MemoryStore implements A2AStore, PushStore {
   readonly #onListenerError: (error: unknown, taskId: string) => void;
   /** In creation order. */
   readonly #tasks = new Map<string, Entry>();
+  /**
+   * Context id → the ids of its tasks, in creation order: listTasksByContext reads one context's
+   * tasks, not every task (the runtime asks it for each new task sent into an existing context).
+   */
+  readonly #tasksByContext = new Map<string, Set<string>>();
   readonly #contexts = new Map<string, ContextRecord>();
   /** Task id → its subscriptions (one kept as itself: see MultiMap). */
   readonly #subscriptions: MultiMap<string, Subscription> = new Map();
@@ -178,6 +183,7 @@ export class MemoryStore implements A2AStore, PushStore {
   async close(): Promise<void> {
     this.#closed = true;
     this.#tasks.clear();
+    this.#tasksByContext.clear();
     this.#contexts.clear();
     this.#subscriptions.clear();
     this.#messages.clear();
@@ -246,7 +252,12 @@ export class MemoryStore implements A2AStore, PushStore {
       if (scope === undefined) this.#messages.set(owner, into);
       for (const { messageId, digest } of indexed) into.set(messageId, { taskId, contextId: task.contextId, digest });
     }
-    if (existing === undefined) this.#tasks.set(taskId, entry);
+    if (existing === undefined) {
+      this.#tasks.set(taskId, entry);
+      const siblings = this.#tasksByContext.get(task.contextId);
+      if (siblings === undefined) this.#tasksByContext.set(task.contextId, new Set([taskId]));
+      else siblings.add(taskId);
+    }
     // Eviction walks the terminal tasks, least recently updated first: a commit moves its task to
     // the end of that set (only terminal commits touch it, so a running task costs nothing here).
     if (isTerminalState(task.status.state)) this.#terminal.touch(taskId);
@@ -294,9 +305,13 @@ export class MemoryStore implements A2AStore, PushStore {
     ctx?: StoreCallContext,
   ): Promise<TaskRecord[]> {
     this.#check(ctx);
-    const entries = [...this.#tasks.values()]
-      .filter((entry) => entry.record.task.contextId === contextId)
-      .sort((a, b) => a.record.createdAt - b.record.createdAt || a.order - b.order);
+    const entries: Entry[] = [];
+    for (const taskId of this.#tasksByContext.get(contextId) ?? []) {
+      const entry = this.#tasks.get(taskId);
+      if (entry !== undefined) entries.push(entry);
+    }
+    // Creation order already; the sort keeps the contract's order should the clock go backwards.
+    entries.sort((a, b) => a.record.createdAt - b.record.createdAt || a.order - b.order);
     const limited = options.limit === undefined ? entries : entries.slice(0, Math.max(0, options.limit));
     return limited.map((entry) => cloneJson(entry.record));
   }
@@ -642,6 +657,9 @@ export class MemoryStore implements A2AStore, PushStore {
   /** Deletes the task with its events, its message index entries and its push configs. */
   #deleteTask(taskId: string, entry: Entry): void {
     this.#tasks.delete(taskId);
+    const siblings = this.#tasksByContext.get(entry.record.task.contextId);
+    siblings?.delete(taskId);
+    if (siblings?.size === 0) this.#tasksByContext.delete(entry.record.task.contextId);
     this.#terminal.remove(taskId);
     this.#pushTasks.delete(taskId);
     for (const { owner, messageId } of entry.messages) {
