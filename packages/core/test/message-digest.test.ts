@@ -116,6 +116,21 @@ describe('messageDigest', () => {
     );
   });
 
+  it('equals its definition for any string in text, keys and values: quotes, backslashes, controls, lone surrogates', () => {
+    const anyString = fc.string({ unit: 'binary', maxLength: 8 });
+    fc.assert(
+      fc.property(fc.dictionary(anyString, anyString, { maxKeys: 20 }), anyString, (metadata, text) => {
+        const message = userMessage(text, { metadata });
+        expect(messageDigest(message)).toBe(byDefinition(message));
+      }),
+      { numRuns: 300, seed: 20261124 },
+    );
+    const tricky = userMessage('"\\\n\u0000\ud800 \udc00\ud83d\ude00', {
+      metadata: { 'k"\\\t': '\u001f', b: 1, a: 2 },
+    });
+    expect(messageDigest(tricky)).toBe(byDefinition(tricky));
+  });
+
   it('refuses a cycle and a BigInt with a TypeError, as JSON does', () => {
     const cyclic: Record<string, unknown> = {};
     cyclic.self = cyclic;

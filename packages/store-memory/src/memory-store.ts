@@ -135,8 +135,10 @@ export class MemoryStore implements A2AStore, PushStore {
   /**
    * Context id → the ids of its tasks, in creation order: listTasksByContext reads one context's
    * tasks, not every task (the runtime asks it for each new task sent into an existing context).
+   * A context with one task (most of them: every message sent without a contextId starts one)
+   * holds its id as itself; a Set is made for the second.
    */
-  readonly #tasksByContext = new Map<string, Set<string>>();
+  readonly #tasksByContext = new Map<string, string | Set<string>>();
   readonly #contexts = new Map<string, ContextRecord>();
   /** Task id → its subscriptions (one kept as itself: see MultiMap). */
   readonly #subscriptions: MultiMap<string, Subscription> = new Map();
@@ -255,7 +257,8 @@ export class MemoryStore implements A2AStore, PushStore {
     if (existing === undefined) {
       this.#tasks.set(taskId, entry);
       const siblings = this.#tasksByContext.get(task.contextId);
-      if (siblings === undefined) this.#tasksByContext.set(task.contextId, new Set([taskId]));
+      if (siblings === undefined) this.#tasksByContext.set(task.contextId, taskId);
+      else if (typeof siblings === 'string') this.#tasksByContext.set(task.contextId, new Set([siblings, taskId]));
       else siblings.add(taskId);
     }
     // Eviction walks the terminal tasks, least recently updated first: a commit moves its task to
@@ -306,7 +309,8 @@ export class MemoryStore implements A2AStore, PushStore {
   ): Promise<TaskRecord[]> {
     this.#check(ctx);
     const entries: Entry[] = [];
-    for (const taskId of this.#tasksByContext.get(contextId) ?? []) {
+    const siblings = this.#tasksByContext.get(contextId);
+    for (const taskId of typeof siblings === 'string' ? [siblings] : (siblings ?? [])) {
       const entry = this.#tasks.get(taskId);
       if (entry !== undefined) entries.push(entry);
     }
@@ -657,9 +661,13 @@ export class MemoryStore implements A2AStore, PushStore {
   /** Deletes the task with its events, its message index entries and its push configs. */
   #deleteTask(taskId: string, entry: Entry): void {
     this.#tasks.delete(taskId);
-    const siblings = this.#tasksByContext.get(entry.record.task.contextId);
-    siblings?.delete(taskId);
-    if (siblings?.size === 0) this.#tasksByContext.delete(entry.record.task.contextId);
+    const { contextId } = entry.record.task;
+    const siblings = this.#tasksByContext.get(contextId);
+    if (siblings === taskId) this.#tasksByContext.delete(contextId);
+    else if (typeof siblings === 'object') {
+      siblings.delete(taskId);
+      if (siblings.size === 0) this.#tasksByContext.delete(contextId);
+    }
     this.#terminal.remove(taskId);
     this.#pushTasks.delete(taskId);
     for (const { owner, messageId } of entry.messages) {

@@ -48,30 +48,52 @@ function assertWritable(task: Task, what: string): void {
  * Adds the artifact update to `artifacts`, an array this call of {@link applyEvents} owns. An
  * artifact it extends is copied once per call (then tracked in `owned` and extended in place), so
  * a batch of k appends to an artifact of n parts costs O(n + k), not O(k·n): an agent streaming
- * tokens into one artifact stays linear.
+ * tokens into one artifact stays linear. Returns the set of artifacts this call copied (made on the
+ * first copy: most calls never extend an artifact).
  */
-function addArtifact(artifacts: Artifact[], event: TaskArtifactUpdateEvent, owned: Set<Artifact>): void {
+function addArtifact(
+  artifacts: Artifact[],
+  event: TaskArtifactUpdateEvent,
+  owned: Set<Artifact> | undefined,
+): Set<Artifact> | undefined {
   const incoming = event.artifact;
   const index = artifacts.findIndex((a) => a.artifactId === incoming.artifactId);
   if (index === -1) {
     artifacts.push(incoming);
-    return;
+    return owned;
   }
   if (!event.append) {
     artifacts[index] = incoming;
-    return;
+    return owned;
   }
   // §7.2.3: `append` adds the parts to the artifact sent earlier under the same id.
   let target = artifacts[index] as Artifact;
-  if (!owned.has(target)) {
+  let copies = owned;
+  if (copies === undefined || !copies.has(target)) {
     target = { ...target, parts: target.parts.slice() };
     artifacts[index] = target;
-    owned.add(target);
+    copies ??= new Set<Artifact>();
+    copies.add(target);
   }
   for (const part of incoming.parts) target.parts.push(part);
   if (incoming.name !== undefined) target.name = incoming.name;
   if (incoming.description !== undefined) target.description = incoming.description;
   if (incoming.metadata !== undefined) target.metadata = { ...target.metadata, ...incoming.metadata };
+  return copies;
+}
+
+/**
+ * Appends `message` to `task`'s history, copying the history first unless it is `own`, the array
+ * this call of {@link applyEvents} made; returns the array it appended to (now owned).
+ */
+function appendHistory(task: Task, own: Message[] | undefined, message: Message): Message[] {
+  let history = own;
+  if (history === undefined || task.history !== history) {
+    history = task.history === undefined ? [] : task.history.slice();
+    task.history = history;
+  }
+  history.push(message);
+  return history;
 }
 
 /**
@@ -89,14 +111,8 @@ export function applyEvents(task: Task | undefined, events: readonly TaskEvent[]
   // What this call made, and so may extend in place (never the input's or an event's objects).
   let ownHistory: Message[] | undefined;
   let ownArtifacts: Artifact[] | undefined;
-  const ownedArtifacts = new Set<Artifact>();
-  const appendHistory = (current: Task, message: Message) => {
-    if (ownHistory === undefined || current.history !== ownHistory) {
-      ownHistory = current.history === undefined ? [] : current.history.slice();
-      current.history = ownHistory;
-    }
-    ownHistory.push(message);
-  };
+  // Made on the first append to an existing artifact: most calls never need it.
+  let ownedArtifacts: Set<Artifact> | undefined;
   for (const event of events) {
     if (event.kind === 'task') {
       if (next !== undefined) {
@@ -111,14 +127,14 @@ export function applyEvents(task: Task | undefined, events: readonly TaskEvent[]
     switch (event.kind) {
       case 'message':
         assertWritable(next, 'adding a message');
-        appendHistory(next, event);
+        ownHistory = appendHistory(next, ownHistory, event);
         break;
       case 'status-update':
         assertTransition(next.id, next.status.state, event.status.state);
         next.status = event.status;
         // The agent's status message becomes part of the conversation, as clients expect to see it
         // in `history` when they fetch the task later.
-        if (event.status.message) appendHistory(next, event.status.message);
+        if (event.status.message) ownHistory = appendHistory(next, ownHistory, event.status.message);
         break;
       case 'artifact-update':
         assertWritable(next, 'adding an artifact');
@@ -126,7 +142,7 @@ export function applyEvents(task: Task | undefined, events: readonly TaskEvent[]
           ownArtifacts = next.artifacts === undefined ? [] : next.artifacts.slice();
           next.artifacts = ownArtifacts;
         }
-        addArtifact(ownArtifacts, event, ownedArtifacts);
+        ownedArtifacts = addArtifact(ownArtifacts, event, ownedArtifacts);
         break;
       case 'turn-end':
         break;

@@ -56,25 +56,28 @@ export class TurnRunner {
     // The reads before the agent runs are retried through a store outage (issue 14): the turn has
     // its slot, and failing it for a read would fail a task the agent never saw.
     let contextRecord: Awaited<ReturnType<typeof store.getContext>>;
-    const read = await retryUntilDone(
-      async () => {
-        if (turn.waited || !turn.isNewTask) {
-          await turn.writer.reload();
-          turn.projected = turn.writer.task;
-        }
-        // A context this message created has no state yet: no read for it.
-        contextRecord = turn.isNewContext
-          ? undefined
-          : await store.getContext(turn.writer.task.contextId, turn.storeContext);
-      },
-      {
-        log: this.#services.log,
-        what: 'read the task before the turn',
-        fields: { taskId: turn.taskId },
-        giveUp: () => turn.leaseLost || turn.aborted,
-      },
-    );
-    if (!read) throw new Error('The store could not be read before the turn started.');
+    // A new task in a context this message created, which started at once, reads nothing (a
+    // context it created has no state yet): no retry loop for it either.
+    if (turn.waited || !turn.isNewTask || !turn.isNewContext) {
+      const read = await retryUntilDone(
+        async () => {
+          if (turn.waited || !turn.isNewTask) {
+            await turn.writer.reload();
+            turn.projected = turn.writer.task;
+          }
+          contextRecord = turn.isNewContext
+            ? undefined
+            : await store.getContext(turn.writer.task.contextId, turn.storeContext);
+        },
+        {
+          log: this.#services.log,
+          what: 'read the task before the turn',
+          fields: { taskId: turn.taskId },
+          giveUp: () => turn.leaseLost || turn.aborted,
+        },
+      );
+      if (!read) throw new Error('The store could not be read before the turn started.');
+    }
     const previousState = turn.writer.task.status.state;
     if (isTerminalState(previousState)) return;
     // Not awaited: `working` goes to the store together with the agent's first updates.

@@ -233,9 +233,10 @@ export class A2ARuntime {
   async sendMessage(params: MessageSendParams, ctx: CallContext = DIRECT_CALL): Promise<Task | Message> {
     await this.start();
     this.#refuseWhenClosing();
-    const push = await this.#checkSendPushConfig(params);
+    // Without a push config to handle, no call and no await for it (the usual send).
+    const push = this.#sendsPushConfig(params) ? await this.#checkSendPushConfig(params) : undefined;
     const accepted = await this.#intake.accept(params, ctx);
-    await this.#saveSendPushConfig(push, accepted, ctx);
+    if (push !== undefined) await this.#saveSendPushConfig(push, accepted, ctx);
     const historyLength = params.configuration?.historyLength;
     const blocking = params.configuration?.blocking !== false;
     if (accepted.kind === 'retry') {
@@ -257,9 +258,9 @@ export class A2ARuntime {
   ): Promise<AsyncGenerator<StreamFrame>> {
     await this.start();
     this.#refuseWhenClosing();
-    const push = await this.#checkSendPushConfig(params);
+    const push = this.#sendsPushConfig(params) ? await this.#checkSendPushConfig(params) : undefined;
     const accepted = await this.#intake.accept(params, ctx);
-    await this.#saveSendPushConfig(push, accepted, ctx);
+    if (push !== undefined) await this.#saveSendPushConfig(push, accepted, ctx);
     const historyLength = options.historyLength ?? params.configuration?.historyLength;
     const storeContext = storeContextOf(ctx);
     if (accepted.kind === 'retry') {
@@ -291,6 +292,11 @@ export class A2ARuntime {
     const config = params.configuration?.pushNotificationConfig;
     if (config === undefined || this.#pushConfigs === undefined) return undefined;
     return this.#pushConfigs.check(config);
+  }
+
+  /** Whether a message/send or message/stream carries a push config to check and save (push on). */
+  #sendsPushConfig(params: MessageSendParams): boolean {
+    return this.#pushConfigs !== undefined && params.configuration?.pushNotificationConfig !== undefined;
   }
 
   /**

@@ -49,21 +49,20 @@ export class TaskWriter {
       if (events === undefined || events.length === 0) return undefined;
       const next = applyEvents(this.version === 0 ? undefined : this.task, events);
       try {
-        const result = await this.store.commit(
-          {
-            taskId: this.task.id,
-            expectedVersion: this.version,
-            task: next,
-            events,
-            // Snapshots are copy-on-write (applyEvents) and events are built here from copies of
-            // what the agent passed: nothing changes them after the commit.
-            transfer: true,
-            ...(options.owner === undefined ? {} : { owner: options.owner }),
-            ...(options.takeSlot === undefined ? {} : { enqueueTurn: options.takeSlot }),
-            ...(options.releaseSlot === undefined ? {} : { finishTurn: options.releaseSlot }),
-          },
-          this.ctx,
-        );
+        const request: CommitRequest = {
+          taskId: this.task.id,
+          expectedVersion: this.version,
+          task: next,
+          events,
+          // Snapshots are copy-on-write (applyEvents) and events are built here from copies of
+          // what the agent passed: nothing changes them after the commit.
+          transfer: true,
+        };
+        // Set one by one rather than spread from fresh objects: no throwaway object per commit.
+        if (options.owner !== undefined) request.owner = options.owner;
+        if (options.takeSlot !== undefined) request.enqueueTurn = options.takeSlot;
+        if (options.releaseSlot !== undefined) request.finishTurn = options.releaseSlot;
+        const result = await this.store.commit(request, this.ctx);
         this.task = next;
         this.version = result.version;
         return result;
