@@ -5,57 +5,15 @@
  * delivery over once the dead one's claim runs out (the default `pushClaimTtlMs`, 15 s) and sends
  * the state again, and the task, continued on a live process, delivers its final state too.
  */
-import { createServer, type ServerResponse } from 'node:http';
 import type { PushStore, Task } from '@fastify-a2a/core';
 import { PostgresStore } from '@fastify-a2a/store-postgres';
 import { afterAll, describe, expect, it } from 'vitest';
+import { holdingReceiver } from '../../../test-support/holding-receiver.js';
 import { withPostgres } from '../../../test-support/postgres.js';
 import { type RunningDemo, rpc, startDemo, userMessage } from './demo-process.js';
 
 const pg = withPostgres('demo_push_workers');
 const CLAIM_TTL_MS = 15_000;
-
-interface Hit {
-  state: string;
-  token: string | undefined;
-  at: number;
-  /** Answered 200; false: held open until the sender died. */
-  answered: boolean;
-}
-
-/** Records every notification; one carrying the state `holdState` gets no answer (its POST hangs). */
-async function holdingReceiver() {
-  const hits: Hit[] = [];
-  const held: ServerResponse[] = [];
-  const control: { holdState: string | undefined } = { holdState: undefined };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const task = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Task;
-      const hold = task.status.state === control.holdState;
-      hits.push({
-        state: task.status.state,
-        token: req.headers['x-a2a-notification-token'] as string | undefined,
-        at: Date.now(),
-        answered: !hold,
-      });
-      if (hold) held.push(res);
-      else res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
-    hits,
-    control,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
 
 async function until<T>(check: () => T | undefined | Promise<T | undefined>, ms: number, what: string): Promise<T> {
   const deadline = Date.now() + ms;

@@ -6,10 +6,10 @@
  * sending). The receiver listens on 127.0.0.1, which the workers allow-list.
  */
 
-import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { A2AStore, PushStore, Task } from '@fastify-a2a/core';
 import { PostgresStore } from '@fastify-a2a/store-postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Hit, type HoldingReceiver, holdingReceiver } from '../../../test-support/holding-receiver.js';
 import { withPostgres } from '../../../test-support/postgres.js';
 import { userMessage, waitFor } from './helpers.js';
 import { Cluster } from './multi-worker/cluster.js';
@@ -17,55 +17,10 @@ import { Cluster } from './multi-worker/cluster.js';
 const pg = withPostgres('a2a_multiworker_push');
 const CLAIM_TTL_MS = 2000;
 
-interface Hit {
-  state: string;
-  token: string | undefined;
-  at: number;
-  /** Answered 200 (false: held open, then cut off by the worker's death). */
-  answered: boolean;
-}
-
-/** Records every POST; one carrying the state `holdState` gets no answer (the POST hangs). */
-async function holdingReceiver() {
-  const hits: Hit[] = [];
-  const held: ServerResponse[] = [];
-  const control: { holdState: string | undefined } = { holdState: undefined };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const task = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Task;
-      const headers: IncomingHttpHeaders = req.headers;
-      const hold = task.status.state === control.holdState;
-      const hit: Hit = {
-        state: task.status.state,
-        token: headers['x-a2a-notification-token'] as string | undefined,
-        at: Date.now(),
-        answered: !hold,
-      };
-      hits.push(hit);
-      if (hold) held.push(res);
-      else res.end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  return {
-    url: `http://127.0.0.1:${port}/hook`,
-    hits,
-    control,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
-}
-
 describe('Postgres: push delivery survives the SIGKILL of the delivering worker', () => {
   let cluster: Cluster;
   let store: A2AStore & PushStore;
-  let receiver: Awaited<ReturnType<typeof holdingReceiver>>;
+  let receiver: HoldingReceiver;
 
   beforeAll(async () => {
     receiver = await holdingReceiver();
