@@ -80,10 +80,14 @@ describe('the demo on three workers with push notifications', () => {
     const states = receiver.hits.map((h) => h.state);
     const asking = states.indexOf('input-required');
     expect(states.slice(0, asking).every((s) => s === 'submitted' || s === 'working')).toBe(true);
-    // input-required twice (the POST the dead worker was sending, then again: at least once), then
-    // the follow-up's turn (working may show) and completed once.
-    expect(states.filter((s) => s === 'input-required')).toHaveLength(2);
-    expect(states.filter((s) => s === 'completed')).toHaveLength(1);
+    // Then input-required again (at least once more: the POST the dead worker was sending goes out
+    // again; at-least-once allows more), the follow-up's turn (working may show), and completed;
+    // never back to an earlier state.
+    const order = ['input-required', 'working', 'completed'];
+    const ranks = states.slice(asking).map((s) => order.indexOf(s));
+    expect(ranks.every((rank, i) => rank >= 0 && (i === 0 || rank >= (ranks[i - 1] as number)))).toBe(true);
+    expect(states.filter((s) => s === 'input-required').length).toBeGreaterThanOrEqual(2);
+    expect(states.filter((s) => s === 'completed').length).toBeGreaterThanOrEqual(1);
     expect(states.at(-1)).toBe('completed');
     expect(receiver.hits.every((h) => h.token === 'demo-push')).toBe(true);
     for (const demo of demos) if (demo !== deliverer) await demo.stop();

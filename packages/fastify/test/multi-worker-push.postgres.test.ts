@@ -105,15 +105,16 @@ describe('Postgres: push delivery survives the SIGKILL of the delivering worker'
 
     const states = receiver.hits.map((h) => h.state);
     // In the task's order, never back: what came before the question (submitted, working), then
-    // input-required twice (the POST the dead worker was sending, then again), then the follow-up's
-    // turn (it may show as working) and completed once.
+    // input-required at least twice (the POST the dead worker was sending, then again; at-least-once
+    // allows more, as a loaded run showed in the demo's version of this test), then the follow-up's
+    // turn (it may show as working) and completed.
     const asking = states.indexOf('input-required');
     expect(states.slice(0, asking).every((s) => s === 'submitted' || s === 'working')).toBe(true);
     const order = ['input-required', 'working', 'completed'];
     const ranks = states.slice(asking).map((s) => order.indexOf(s));
     expect(ranks.every((rank, i) => rank >= 0 && (i === 0 || rank >= ranks[i - 1]!))).toBe(true);
-    expect(states.filter((s) => s === 'input-required').length).toBe(2);
-    expect(states.filter((s) => s === 'completed').length).toBe(1);
+    expect(states.filter((s) => s === 'input-required').length).toBeGreaterThanOrEqual(2);
+    expect(states.filter((s) => s === 'completed').length).toBeGreaterThanOrEqual(1);
     expect(receiver.hits.every((h) => h.token === 'tok-kill')).toBe(true);
     const [final] = await store.listPushDeliveries({ taskId: asked.id });
     expect(final?.state).toMatchObject({ failed: false, attempts: 0, lastStatus: 200 });
