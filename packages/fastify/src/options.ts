@@ -104,6 +104,13 @@ export interface A2APluginOptions {
    * retry: what the A2A TCK's concurrency tests expect). @default 'reject'
    */
   messageIdReuse?: 'reject' | 'replay';
+  /**
+   * `true`: every new task is written before its agent runs, so a messageId sent twice at the same
+   * moment (a hedged request on two workers) never starts the agent twice. `false`: a blocking
+   * message/send in a new context writes its task with the agent's first updates, one commit
+   * instead of two (see the README's "What a send writes"). @default false
+   */
+  createTaskBeforeRun?: boolean;
   /** Fails a turn that runs longer than this many ms. @default undefined (no limit) */
   turnTimeoutMs?: number;
   /** SSE comment sent this often so proxies keep idle streams open. 0 disables it. @default 15000 */
@@ -275,6 +282,10 @@ export const OPTION_SPEC = {
   messageIdReuse: {
     default: 'reject',
     check: (value) => (value === 'reject' || value === 'replay' ? undefined : "must be 'reject' or 'replay'"),
+  },
+  createTaskBeforeRun: {
+    default: false,
+    check: (value) => (typeof value === 'boolean' ? undefined : 'must be true or false'),
   },
   turnTimeoutMs: { check: nonNegativeMs },
   heartbeatIntervalMs: { default: 15_000, check: nonNegativeMs },

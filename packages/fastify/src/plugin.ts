@@ -169,6 +169,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     leaseTtlMs: options.leaseTtlMs,
     drainTimeoutMs: options.drainTimeoutMs,
     messageIdReuse: options.messageIdReuse,
+    createTaskBeforeRun: options.createTaskBeforeRun,
     turnPollIntervalMs: options.turnPollIntervalMs,
     ...(options.turnTimeoutMs !== undefined ? { turnTimeoutMs: options.turnTimeoutMs } : {}),
     ...(options.retention !== undefined ? { retention: options.retention } : {}),

@@ -333,6 +333,11 @@ describe('registration', () => {
       /"rest" must be true or false/,
     ],
     [
+      'createTaskBeforeRun that is not a boolean',
+      { executor: echoAgent, agentCard: testCard, createTaskBeforeRun: 'yes' },
+      /"createTaskBeforeRun" must be true or false/,
+    ],
+    [
       'authorize that is not a function',
       { executor: echoAgent, agentCard: testCard, authorize: {} },
       /"authorize" must be a function/,

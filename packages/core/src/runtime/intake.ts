@@ -16,6 +16,15 @@ import { isOwnedBy, ownerOf, readOwnTask } from './ownership.js';
 import { TaskWriter } from './task-writer.js';
 import { Turn } from './turn.js';
 
+export interface AcceptOptions {
+  /**
+   * Write a new task in a new context together with its agent's first updates instead of before
+   * the agent runs (see A2ARuntimeOptions.createTaskBeforeRun): only where no client is shown the
+   * task before its turn ends or its first updates are written (a blocking message/send).
+   */
+  deferCreation?: boolean;
+}
+
 /** What an incoming message led to: a turn started here, or a retry of a message already received. */
 export type Accepted =
   | { kind: 'turn'; turn: Turn }
@@ -67,7 +76,7 @@ export class Intake {
    * @throws {A2AError} TASK_NOT_FOUND for an unknown taskId; INVALID_PARAMS for a message to a
    *   terminal task (§6.3), a contextId that is not the task's, or a messageId used in another context.
    */
-  async accept(params: MessageSendParams, ctx: CallContext): Promise<Accepted> {
+  async accept(params: MessageSendParams, ctx: CallContext, options: AcceptOptions = {}): Promise<Accepted> {
     const store = this.#store;
     const storeContext = storeContextOf(ctx);
     const owner = ownerOf(ctx);
@@ -121,6 +130,21 @@ export class Intake {
       };
       if (params.metadata !== undefined) task.metadata = params.metadata;
       writer = new TaskWriter(store, task, 0, storeContext);
+      if (options.deferCreation === true && incoming.contextId === undefined) {
+        // A new context: no other turn can be queued in it (its id was made just now), so the turn
+        // runs at once and the task is written with the agent's first updates, in one commit that
+        // also indexes the message and takes no slot when those updates end the turn. A retry is
+        // recognised by a read first (no commit refuses it before the agent runs): only a retry
+        // racing the original between this read and its commit starts the agent a second time.
+        const known = await store.findMessage(incoming.messageId, storeContext, owner);
+        if (known !== undefined) return this.#retry(incoming, known, owner, storeContext);
+        const turn = new Turn(incoming.messageId, message, true, true, writer, undefined, callerOf(ctx), storeContext, {
+          owner,
+          takeSlot: { turnId: incoming.messageId, workerId: this.#workerId },
+        });
+        this.#scheduler.schedule(turn);
+        return { kind: 'turn', turn };
+      }
       firstEvents = () => [task];
     }
 
@@ -177,6 +201,18 @@ export class Intake {
         { contextId },
       );
     }
+  }
+
+  /**
+   * The answer to a message whose deferred creating commit was refused because another worker
+   * recorded the same messageId first (a retry racing the original): the other's task, as for
+   * any retry.
+   */
+  async recogniseRetry(message: Message, ctx: CallContext): Promise<Accepted | undefined> {
+    const owner = ownerOf(ctx);
+    const storeContext = storeContextOf(ctx);
+    const entry = await this.#store.findMessage(message.messageId, storeContext, owner);
+    return entry === undefined ? undefined : this.#retry(message, entry, owner, storeContext);
   }
 
   /**

@@ -100,6 +100,18 @@ export interface A2ARuntimeOptions {
    */
   messageIdReuse?: 'reject' | 'replay';
   /**
+   * When a blocking message/send starts a new task in a new context, the task is written together
+   * with the agent's first updates (one commit instead of two; for an agent that finishes at once,
+   * the whole task in one commit, with no queue slot taken or released). Before that commit nobody
+   * can see the task, and nobody needs to: the client waits for the answer, and the context is new.
+   * The cost: the same messageId sent twice at the same moment (a hedged request on two workers)
+   * may start the agent twice before one of them records it; the other is aborted at its first
+   * write and answers with the recorded task. `true` writes every new task before its agent runs,
+   * so a messageId never starts the agent twice. Streams, non-blocking sends, sends with a push
+   * config and messages in an existing context or task are always written first. @default false
+   */
+  createTaskBeforeRun?: boolean;
+  /**
    * A worker that has not renewed its lease for this long is considered dead: another worker
    * fails its running tasks ("worker lost"). Leases are renewed every quarter of this. @default 15000
    */

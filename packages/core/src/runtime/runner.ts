@@ -119,6 +119,8 @@ export class TurnRunner {
       await this.closeTurn(turn, `Turn timed out after ${timeoutMs} ms.`);
       return;
     }
+    // Another turn recorded this message first (see Turn, `superseded`): nothing of this one was written.
+    if (turn.abortCause === 'superseded') return;
     if (turn.abortCause === 'canceled') {
       await turn.writer.reload(); // settle with the canceled task, not the snapshot before the cancel
       return;

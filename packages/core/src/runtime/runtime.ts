@@ -41,7 +41,7 @@ import { type A2AStore, hasPushStore, storeContextOf, systemClock } from '../sto
 import { taskListRequest, taskListResult } from '../task-list.js';
 import { Events } from './events.js';
 import { Follower, followOptions } from './follower.js';
-import { Intake } from './intake.js';
+import { type Accepted, Intake } from './intake.js';
 import { runLogged } from './jobs/background.js';
 import { PushDeliverer } from './jobs/push.js';
 import { Retention } from './jobs/retention.js';
@@ -235,19 +235,38 @@ export class A2ARuntime {
     this.#refuseWhenClosing();
     // Without a push config to handle, no call and no await for it (the usual send).
     const push = this.#sendsPushConfig(params) ? await this.#checkSendPushConfig(params) : undefined;
-    const accepted = await this.#intake.accept(params, ctx);
-    if (push !== undefined) await this.#saveSendPushConfig(push, accepted, ctx);
     const historyLength = params.configuration?.historyLength;
     const blocking = params.configuration?.blocking !== false;
-    if (accepted.kind === 'retry') {
-      // A retried send: answer with the original task, once its turn settled (wherever it runs).
-      if (blocking) await this.#follower.waitForTurnEnd(accepted.taskId, accepted.messageId, storeContextOf(ctx));
-      return this.getTask({ id: accepted.taskId, ...(historyLength !== undefined ? { historyLength } : {}) }, ctx);
-    }
+    // A blocking send shows the task to no one before its answer: its task may be written with the
+    // agent's first updates (see A2ARuntimeOptions.createTaskBeforeRun).
+    const deferCreation = blocking && push === undefined && this.#options.createTaskBeforeRun !== true;
+    const accepted = await this.#intake.accept(params, ctx, { deferCreation });
+    if (push !== undefined) await this.#saveSendPushConfig(push, accepted, ctx);
+    if (accepted.kind === 'retry') return this.#answerRetry(accepted, blocking, historyLength, ctx);
     const { turn } = accepted;
     if (!blocking) return withHistoryLength(turn.writer.task, historyLength);
     const outcome = await turn.outcome.promise;
+    if (turn.abortCause === 'superseded') {
+      // The same message was recorded first by another send racing this one: answer as its retry.
+      const retried = await this.#intake.recogniseRetry(params.message, ctx);
+      if (retried?.kind === 'retry') return this.#answerRetry(retried, blocking, historyLength, ctx);
+      throw new A2AError(
+        'INTERNAL',
+        `messageId "${params.message.messageId}" was recorded by another send that could not be found.`,
+      );
+    }
     return outcome.reply ?? withHistoryLength(outcome.task, historyLength);
+  }
+
+  /** A retried send: answered with the original task, once its turn settled (wherever it runs). */
+  async #answerRetry(
+    accepted: Extract<Accepted, { kind: 'retry' }>,
+    blocking: boolean,
+    historyLength: number | undefined,
+    ctx: CallContext,
+  ): Promise<Task> {
+    if (blocking) await this.#follower.waitForTurnEnd(accepted.taskId, accepted.messageId, storeContextOf(ctx));
+    return this.getTask({ id: accepted.taskId, ...(historyLength !== undefined ? { historyLength } : {}) }, ctx);
   }
 
   /** §7.2 message/stream: the Task first, then its events until a final one or the end of this turn. */

@@ -145,7 +145,7 @@ export class Scheduler {
    */
   async #failUnexpectedly(turn: Turn, error: unknown): Promise<void> {
     this.#log.error({ err: error, taskId: turn.taskId }, 'a2a: turn failed unexpectedly');
-    if (turn.settled || turn.abortCause === 'canceled') return;
+    if (turn.settled || turn.abortCause === 'canceled' || turn.abortCause === 'superseded') return;
     const reason = error instanceof Error && error.message ? error.message : String(error);
     await this.#runner.closeTurn(
       turn,
@@ -181,16 +181,22 @@ export class Scheduler {
    */
   async #releaseSlot(turn: Turn): Promise<void> {
     if (turn.slotReleased) return;
+    const slot = turn.slot;
+    if (slot === undefined) {
+      // A turn whose task's creation was deferred took no slot (and, unwritten, left nothing to reap).
+      turn.slotReleased = true;
+      return;
+    }
     const released =
       !turn.endUnwritten &&
-      (await retryUntilDone(() => releaseSlot(this.#store, turn.slot), {
+      (await retryUntilDone(() => releaseSlot(this.#store, slot), {
         log: this.#log,
         what: "release the turn's queue slot",
         fields: { taskId: turn.taskId },
         giveUp: () => turn.leaseLost,
       }));
     if (released) turn.slotReleased = true;
-    else this.#onAbandoned(turn.slot);
+    else this.#onAbandoned(slot);
   }
 
   /** After the turn ran (or never could): releases its slot if its last commit did not, and settles it. */
@@ -207,13 +213,14 @@ export class Scheduler {
 
   async #waitForSlot(turn: Turn): Promise<void> {
     // A context this very message created has no other turn (its id was not known to anyone).
-    if (turn.isNewContext) return;
+    const slot = turn.slot;
+    if (turn.isNewContext || slot === undefined) return;
     const { signal } = turn;
     for (let failures = 0; ; ) {
       if (turn.settled || signal.aborted) return;
       let readiness: Awaited<ReturnType<A2AStore['turnReadiness']>>;
       try {
-        readiness = await this.#store.turnReadiness(turn.slot);
+        readiness = await this.#store.turnReadiness(slot);
         failures = 0;
       } catch (error) {
         // The store is unreachable (issue 14): a queued turn waits it out rather than failing a task
@@ -234,7 +241,7 @@ export class Scheduler {
       const onAbort = (): void => wake.abort();
       signal.addEventListener('abort', onAbort, { once: true });
       try {
-        if ((await this.#store.turnReadiness(turn.slot)).ready) return;
+        if ((await this.#store.turnReadiness(slot)).ready) return;
         await delay(this.#pollIntervalMs, wake.signal);
       } finally {
         signal.removeEventListener('abort', onAbort);

@@ -11,14 +11,26 @@ import { isTerminalState, type Message, type Task, type TaskEvent } from '../mod
 import type { Caller } from '../protocol/context.js';
 import type { StoreCallContext } from '../store.js';
 import { endsTurn } from './events.js';
-import type { TaskWriter } from './task-writer.js';
+import type { CommitOptions, TaskWriter } from './task-writer.js';
 
 export interface TurnOutcome {
   task: Task;
   reply?: Message;
 }
 
-export type AbortCause = 'canceled' | 'timeout' | 'shutdown' | 'lease-lost';
+/**
+ * `superseded`: the turn's deferred creating commit was refused because the same message was
+ * recorded first by another turn (a retry racing the original): the other turn is the message's.
+ */
+export type AbortCause = 'canceled' | 'timeout' | 'shutdown' | 'lease-lost' | 'superseded';
+
+/** A new task not yet written: its first commit creates it (see Intake, `deferCreation`). */
+export interface PendingCreation {
+  /** The task's owner, and the scope its message is indexed in. */
+  readonly owner: string | undefined;
+  /** The slot the creating commit takes when its updates do not end the turn. */
+  readonly takeSlot: { turnId: string; workerId: string };
+}
 
 /**
  * A deferred whose promise is made only when someone asks for it: most turns are never awaited
@@ -95,6 +107,9 @@ export class Turn {
   #waiters: { resolve: (written: boolean) => void; reject: (error: unknown) => void }[] = [];
   #pumping: Promise<void> | undefined;
   #inFlight = 0;
+  #creation: PendingCreation | undefined;
+  /** The turn's place in its context's queue (see the constructor). */
+  slot: TurnTicket | undefined;
 
   constructor(
     /** The id of the user message that started the turn (the store calls it the turn id). */
@@ -104,15 +119,28 @@ export class Turn {
     /** The context was created by this message (its id generated here): no other turn, no state. */
     readonly isNewContext: boolean,
     writer: TaskWriter,
-    /** The turn's place in its context's queue, taken by the commit that recorded the message. */
-    readonly slot: TurnTicket,
+    /**
+     * The turn's place in its context's queue, taken by the commit that recorded the message;
+     * undefined while the task's creation is deferred (a turn that ends in its creating commit
+     * never takes one).
+     */
+    slot: TurnTicket | undefined,
     /** Who sent the message that started the turn. */
     readonly caller: Caller,
     /** The store context of the caller's writes. */
     readonly storeContext: StoreCallContext | undefined,
+    /** The task is written by the turn's first commit, together with the agent's first updates. */
+    creation?: PendingCreation,
   ) {
     this.writer = writer;
     this.projected = writer.task;
+    this.slot = slot;
+    this.#creation = creation;
+  }
+
+  /** The task is not in the store yet: its creation waits for the turn's first commit. */
+  get creationPending(): boolean {
+    return this.#creation !== undefined;
   }
 
   get taskId(): string {
@@ -161,14 +189,9 @@ export class Turn {
       this.#endQueued = false;
       this.#inFlight = events.length;
       try {
-        // Dropped when the task turned terminal (canceled elsewhere): §6.3, terminal is final.
-        // The batch that ends the turn releases its slot in the context's queue in the same commit.
-        // The writer applies the whole batch to its snapshot once (applyEvents copies each changed
-        // list once per call): a burst of k chunks into an artifact of n parts costs O(n + k).
-        const result = await this.writer.commit((task) => (isTerminalState(task.status.state) ? undefined : events), {
-          releaseSlot: ends ? this.slot : undefined,
-        });
-        const written = result !== undefined;
+        const creation = this.#creation;
+        const written =
+          creation === undefined ? await this.#commit(events, ends) : await this.#create(creation, events, ends);
         if (written && ends) this.slotReleased = true;
         for (const waiter of waiters) waiter.resolve(written);
       } catch (error) {
@@ -176,6 +199,15 @@ export class Turn {
         // The end was not written: the turn is not over, so its failure can still be recorded.
         if (ends) this.ended = false;
         for (const waiter of waiters) waiter.reject(error);
+        if (this.#creation !== undefined && A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE') {
+          // Another turn recorded this message first: it is the message's turn, this one stops.
+          this.ended = true;
+          for (const waiter of this.#waiters) waiter.reject(error);
+          this.#queue = [];
+          this.#waiters = [];
+          this.#endQueued = false;
+          this.abort('superseded');
+        }
       } finally {
         this.#inFlight = 0;
       }
@@ -185,6 +217,41 @@ export class Turn {
       }
     }
     this.#pumping = undefined;
+  }
+
+  /**
+   * Commits a batch to the task. Dropped when the task turned terminal (canceled elsewhere): §6.3,
+   * terminal is final. The batch that ends the turn releases its slot in the context's queue in
+   * the same commit. The writer applies the whole batch to its snapshot once (applyEvents copies
+   * each changed list once per call): a burst of k chunks into an artifact of n parts costs O(n + k).
+   */
+  async #commit(events: TaskEvent[], ends: boolean): Promise<boolean> {
+    const result = await this.writer.commit((task) => (isTerminalState(task.status.state) ? undefined : events), {
+      releaseSlot: ends ? this.slot : undefined,
+    });
+    return result !== undefined;
+  }
+
+  /**
+   * The turn's first commit when its task's creation was deferred: the task (with the user
+   * message, indexed for retries), then the batch. A batch that ends the turn takes no slot at
+   * all: the turn is over by the time anyone could queue behind it. Otherwise the commit takes the
+   * slot, which later commits release, as for a turn whose task was written before it ran.
+   */
+  async #create(creation: PendingCreation, events: TaskEvent[], ends: boolean): Promise<boolean> {
+    const options: CommitOptions = { owner: creation.owner };
+    if (!ends) options.takeSlot = creation.takeSlot;
+    const created = this.writer.task;
+    const result = await this.writer.commit(
+      // After a lost answer to a creating commit that was written, the writer reloads: the task
+      // exists, so the batch goes as an update (or not at all, if the task is terminal by then).
+      (task) =>
+        this.writer.version === 0 ? [created, ...events] : isTerminalState(task.status.state) ? undefined : events,
+      options,
+    );
+    this.#creation = undefined;
+    if (result?.turn !== undefined) this.slot = result.turn;
+    return result !== undefined;
   }
 
   /** Resolves when every update queued so far is written (or failed). */

@@ -53,7 +53,7 @@ describe('intake', () => {
     expect(await store.listWorkerTurns('w')).toEqual([turn.slot]);
     expect(await store.findMessage(message.messageId)).toEqual({
       taskId: turn.taskId,
-      contextId: turn.slot.contextId,
+      contextId: turn.slot?.contextId,
       digest: messageDigest(message),
     });
     const stored = await store.getTask(turn.taskId);
@@ -92,7 +92,7 @@ describe('intake', () => {
     const answer = userMessage('answer', { taskId: first.taskId });
     const followUp = turnOf(await intake.accept({ message: answer }, ctx));
     expect([followUp.isNewTask, followUp.isNewContext]).toEqual([false, false]);
-    expect(followUp.slot.position).toBeGreaterThan(first.slot.position);
+    expect(followUp.slot?.position).toBeGreaterThan(first.slot?.position ?? Number.POSITIVE_INFINITY);
     const writer = new TaskWriter(store, followUp.writer.task, followUp.writer.version, undefined);
     await writer.commit((task) => [events.status(task, 'completed')]);
 

@@ -140,8 +140,13 @@ export function multiWorkerScenarios(options: MultiWorkerOptions): void {
     it('a retried blocking message/send on B, while the turn runs on A, returns the original task when it completes', async () => {
       const message = userMessage('sleep:800');
       const original = cluster.result<Task>('message/send', { message }, w(1));
+      // Running, and recorded: a blocking send's task is written with the agent's first update
+      // (createTaskBeforeRun off), and from then on no retry starts the agent again.
       await waitFor(
-        () => cluster.trace().some((e) => e.event === 'start' && e.messageId === message.messageId),
+        async () =>
+          cluster.trace().some((e) => e.event === 'start' && e.messageId === message.messageId) &&
+          // Requests without credentials are principal "tester" (worker.ts): its message index.
+          (await store.findMessage(message.messageId, undefined, 'tester')) !== undefined,
         10_000,
       );
       const retried = await cluster.result<Task>('message/send', { message }, w(2));
@@ -151,6 +156,29 @@ export function multiWorkerScenarios(options: MultiWorkerOptions): void {
       expect(retried.status.state).toBe('completed');
       expect(first.status.state).toBe('completed');
       expect(cluster.trace().filter((e) => e.event === 'start' && e.messageId === message.messageId)).toHaveLength(1);
+    });
+
+    it('the same message sent to two workers at the same moment (a hedged request): both answered with the one task recorded', async () => {
+      const message = userMessage('hedged request');
+      const answers = await Promise.all([
+        cluster.result<Task>('message/send', { message }, w(1)),
+        cluster.result<Task>('message/send', { message }, w(2)),
+      ]);
+      const [first, second] = answers;
+      taskIds.add(first?.id as string);
+      expect(second?.id).toBe(first?.id);
+      expect(answers.map((task) => task.status.state)).toEqual(['completed', 'completed']);
+      expect(textParts(second?.artifacts?.[0]?.parts)).toBe('hedged request');
+      const page = await store.listTasks?.({ limit: 100 });
+      const recorded = (page?.records ?? []).filter((record) =>
+        record.task.history?.some((entry) => entry.messageId === message.messageId),
+      );
+      expect(recorded.map((record) => record.task.id)).toEqual([first?.id]);
+      // The agent may have started on both (the documented cost of writing a blocking send's task
+      // with its first updates), never more often than the message was sent.
+      const starts = cluster.trace().filter((e) => e.event === 'start' && e.messageId === message.messageId);
+      expect(starts.length).toBeGreaterThanOrEqual(1);
+      expect(starts.length).toBeLessThanOrEqual(2);
     });
 
     it('tasks/cancel on C aborts the agent running on A and ends every open stream with canceled', async () => {

@@ -1,0 +1,374 @@
+/**
+ * `npm run bench:writes`: what one blocking message/send of the demo echo agent writes, on SQLite
+ * and Postgres, with the task written before the agent runs (`createTaskBeforeRun: true`, how every
+ * send was written before issue 13) and with the default (a new task in a new context written
+ * together with the agent's first updates). Counts, not timings: the numbers do not depend on how
+ * busy the machine is, except Postgres' full-page images, which follow its checkpoints.
+ *
+ * Straight through the A2ARuntime (no HTTP), WRITES_SENDS (300) sends per case after 20 uncounted
+ * ones, one after another (concurrency 1) and 64 at a time. Writes bench/WRITES.md.
+ *
+ * Postgres: every WAL record of the run's own transactions and of its schema's relations, read back
+ * with pg_walinspect (`CREATE EXTENSION IF NOT EXISTS pg_walinspect` in the bench database;
+ * superuser) between the LSNs before and after; each case in a schema of its own, dropped after.
+ * SQLite: its own file in a temp dir with `wal_autocheckpoint=0`, so the WAL file's growth is every
+ * frame the sends appended; rows from `total_changes()`.
+ */
+
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { A2ARuntime, type A2AStore } from '@fastify-a2a/core';
+import { PostgresStore } from '@fastify-a2a/store-postgres';
+import { SqliteStore } from '@fastify-a2a/store-sqlite';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { echoAgent } from '../../examples/demo/src/agents.js';
+import {
+  BENCH_DIR,
+  dropSchema,
+  envNumber,
+  machineInfo,
+  machineLine,
+  POSTGRES_URL,
+  postgresSettings,
+  randomSuffix,
+  repoInfo,
+  settingsLine,
+  withPostgres,
+  writeFile,
+} from './lib/env.js';
+
+const SENDS = envNumber('WRITES_SENDS', 300);
+const WARMUP = 20;
+const CONCURRENCIES = [1, 64];
+const MODES = [
+  { key: 'before-run', label: 'task written before the run (`createTaskBeforeRun: true`)', createTaskBeforeRun: true },
+  { key: 'default', label: 'default (task written with the first updates)', createTaskBeforeRun: false },
+] as const;
+
+interface Case {
+  store: 'sqlite' | 'postgres';
+  mode: (typeof MODES)[number]['key'];
+  concurrency: number;
+  sends: number;
+  /** store.commit calls */
+  commits: number;
+  /** SQL statements the store ran (Postgres: every query sent, BEGIN/COMMIT of a batch included) */
+  statements: number;
+  /** Postgres: statements that read only (SELECT) */
+  reads?: number;
+  /** Postgres: transactions committed (WAL commit records of the run's transactions) */
+  transactions?: number;
+  walBytes: number;
+  walRecords?: number;
+  fpiBytes?: number;
+  /** rows inserted / updated / deleted, by table (Postgres) or in all (SQLite) */
+  rows: Record<string, { inserted: number; updated: number; deleted: number }>;
+  /** Postgres: index entries inserted */
+  indexEntries?: number;
+}
+
+// ---- counting statements ----
+
+let statements = 0;
+let reads = 0;
+
+/** Counts the queries every pg client in this process sends (the store's pool and listener). */
+function countPostgresQueries(): void {
+  const query = pg.Client.prototype.query as (...args: unknown[]) => unknown;
+  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
+    const first = args[0];
+    const text = typeof first === 'string' ? first : (first as { text?: string } | undefined)?.text;
+    statements++;
+    if (text !== undefined && /^\s*SELECT\b/i.test(text)) reads++;
+    return query.apply(this, args);
+  } as typeof pg.Client.prototype.query;
+}
+
+/** Counts the statements run on one better-sqlite3 connection (prepared ones and exec). */
+function countSqliteStatements(db: Database.Database): void {
+  const prototype = Object.getPrototypeOf(db.prepare('SELECT 1')) as Record<string, (...args: unknown[]) => unknown>;
+  for (const method of ['run', 'get', 'all', 'iterate']) {
+    const original = prototype[method];
+    if (original === undefined || (original as { counted?: boolean }).counted) continue;
+    const counted = function (this: unknown, ...args: unknown[]) {
+      statements++;
+      return original.apply(this, args);
+    };
+    (counted as { counted?: boolean }).counted = true;
+    prototype[method] = counted;
+  }
+  const exec = db.exec.bind(db);
+  db.exec = (source: string) => {
+    statements++;
+    return exec(source);
+  };
+}
+
+// ---- one case ----
+
+async function sendAll(runtime: A2ARuntime, count: number, concurrency: number): Promise<void> {
+  let left = count;
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (left > 0) {
+        left--;
+        const result = await runtime.sendMessage({
+          message: {
+            kind: 'message',
+            role: 'user',
+            messageId: randomUUID(),
+            parts: [{ kind: 'text', text: 'hello benchmark world' }],
+          },
+        });
+        if (result.kind !== 'task' || result.status.state !== 'completed') {
+          throw new Error(`a send did not complete: ${JSON.stringify(result).slice(0, 200)}`);
+        }
+      }
+    }),
+  );
+}
+
+async function withRuntime(
+  store: A2AStore,
+  createTaskBeforeRun: boolean,
+  fn: (runtime: A2ARuntime, commits: () => number) => Promise<void>,
+): Promise<void> {
+  let commits = 0;
+  const commit = store.commit.bind(store);
+  store.commit = (request, ctx) => {
+    commits++;
+    return commit(request, ctx);
+  };
+  const runtime = new A2ARuntime({
+    store,
+    executor: echoAgent,
+    retention: false,
+    closeStore: false,
+    createTaskBeforeRun,
+  });
+  await runtime.start();
+  try {
+    await sendAll(runtime, WARMUP, 1);
+    commits = 0;
+    await fn(runtime, () => commits);
+  } finally {
+    await runtime.close();
+    await store.close();
+  }
+}
+
+async function sqliteCase(mode: (typeof MODES)[number], concurrency: number, dir: string): Promise<Case> {
+  const file = join(dir, `writes-${mode.key}-${concurrency}.db`);
+  const db = new Database(file);
+  countSqliteStatements(db);
+  const store = new SqliteStore({ database: db });
+  let result: Case | undefined;
+  await withRuntime(store, mode.createTaskBeforeRun, async (runtime, commits) => {
+    // Nothing is copied back into the database file during the run: the WAL keeps every frame.
+    db.pragma('wal_autocheckpoint = 0');
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    const walBefore = statSync(`${file}-wal`).size;
+    const changesBefore = (db.prepare('SELECT total_changes() AS n').get() as { n: number }).n;
+    statements = 0;
+    await sendAll(runtime, SENDS, concurrency);
+    const counted = statements;
+    const changes = (db.prepare('SELECT total_changes() AS n').get() as { n: number }).n - changesBefore;
+    result = {
+      store: 'sqlite',
+      mode: mode.key,
+      concurrency,
+      sends: SENDS,
+      commits: commits(),
+      statements: counted,
+      walBytes: statSync(`${file}-wal`).size - walBefore,
+      rows: { all: { inserted: changes, updated: 0, deleted: 0 } },
+    };
+  });
+  db.close();
+  if (result === undefined) throw new Error('the SQLite case did not run');
+  return result;
+}
+
+interface WalRow {
+  rel: string | null;
+  resource_manager: string;
+  record_type: string;
+  records: string;
+  bytes: string;
+  fpi: string;
+}
+
+async function postgresCase(mode: (typeof MODES)[number], concurrency: number): Promise<Case> {
+  const schema = `bench_writes_${randomSuffix()}`;
+  const url = new URL(POSTGRES_URL);
+  url.searchParams.set('schema', schema);
+  const store = new PostgresStore({ connectionString: POSTGRES_URL, schema });
+  let result: Case | undefined;
+  try {
+    await withRuntime(store, mode.createTaskBeforeRun, async (runtime, commits) => {
+      const before = await withPostgres(
+        async (client) => (await client.query('SELECT pg_current_wal_lsn() AS lsn')).rows[0].lsn,
+      );
+      statements = 0;
+      reads = 0;
+      await sendAll(runtime, SENDS, concurrency);
+      const counted = { statements, reads, commits: commits() };
+      const rows = await withPostgres(async (client) => {
+        const after = (await client.query('SELECT pg_current_wal_lsn() AS lsn')).rows[0].lsn;
+        // The schema's relations (tables, their indexes and TOAST) by file node.
+        const { rows: relations } = await client.query<{ node: string; name: string }>(
+          `SELECT pg_relation_filenode(c.oid)::text AS node, c.relname AS name FROM pg_class c
+           WHERE c.relnamespace = $1::regnamespace AND pg_relation_filenode(c.oid) IS NOT NULL
+           UNION ALL
+           SELECT pg_relation_filenode(t.oid)::text, c.relname || ' (toast)' FROM pg_class c JOIN pg_class t ON t.oid = c.reltoastrelid
+           WHERE c.relnamespace = $1::regnamespace`,
+          [schema],
+        );
+        const { rows: wal } = await client.query<WalRow>(
+          `WITH nodes AS (SELECT * FROM unnest($3::text[], $4::text[]) AS n(node, name)),
+           records AS (
+             SELECT r.*, (regexp_match(r.block_ref, 'rel \\d+/\\d+/(\\d+)'))[1] AS node
+             FROM pg_get_wal_records_info($1::pg_lsn, $2::pg_lsn) r),
+           our_xids AS (SELECT DISTINCT xid FROM records WHERE node IN (SELECT node FROM nodes) AND xid <> '0')
+           SELECT n.name AS rel, r.resource_manager, r.record_type, count(*)::text AS records,
+                  sum(r.record_length)::text AS bytes, sum(r.fpi_length)::text AS fpi
+           FROM records r LEFT JOIN nodes n ON n.node = r.node
+           WHERE r.node IN (SELECT node FROM nodes) OR r.xid IN (SELECT xid FROM our_xids)
+           GROUP BY 1, 2, 3`,
+          [before, after, relations.map((r) => r.node), relations.map((r) => r.name)],
+        );
+        return wal;
+      });
+      const tables: Case['rows'] = {};
+      let walBytes = 0;
+      let walRecords = 0;
+      let fpiBytes = 0;
+      let transactions = 0;
+      let indexEntries = 0;
+      for (const row of rows) {
+        const records = Number(row.records);
+        walBytes += Number(row.bytes);
+        walRecords += records;
+        fpiBytes += Number(row.fpi);
+        if (row.resource_manager === 'Transaction' && row.record_type.startsWith('COMMIT')) transactions += records;
+        if (row.resource_manager === 'Btree' && row.record_type.startsWith('INSERT')) indexEntries += records;
+        if (row.resource_manager !== 'Heap' || row.rel === null) continue;
+        const table = (tables[row.rel] ??= { inserted: 0, updated: 0, deleted: 0 });
+        if (row.record_type.startsWith('INSERT')) table.inserted += records;
+        else if (row.record_type.startsWith('UPDATE') || row.record_type.startsWith('HOT_UPDATE'))
+          table.updated += records;
+        else if (row.record_type.startsWith('DELETE')) table.deleted += records;
+      }
+      result = {
+        store: 'postgres',
+        mode: mode.key,
+        concurrency,
+        sends: SENDS,
+        commits: counted.commits,
+        statements: counted.statements,
+        reads: counted.reads,
+        transactions,
+        walBytes,
+        walRecords,
+        fpiBytes,
+        rows: tables,
+        indexEntries,
+      };
+    });
+  } finally {
+    await dropSchema(schema).catch(() => undefined);
+  }
+  if (result === undefined) throw new Error('the Postgres case did not run');
+  return result;
+}
+
+// ---- run and report ----
+
+countPostgresQueries();
+await withPostgres((client) => client.query('CREATE EXTENSION IF NOT EXISTS pg_walinspect'));
+const dir = mkdtempSync(join(tmpdir(), 'a2a-writes-'));
+const cases: Case[] = [];
+try {
+  for (const store of ['sqlite', 'postgres'] as const) {
+    for (const concurrency of CONCURRENCIES) {
+      for (const mode of MODES) {
+        const measured =
+          store === 'sqlite' ? await sqliteCase(mode, concurrency, dir) : await postgresCase(mode, concurrency);
+        cases.push(measured);
+        console.log(`${store} ${mode.key} c=${concurrency}: ${JSON.stringify(measured)}`);
+      }
+    }
+  }
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
+
+const per = (value: number | undefined, sends: number, digits = 2): string =>
+  value === undefined ? '–' : (value / sends).toFixed(digits);
+const rowsTotal = (c: Case, key: 'inserted' | 'updated' | 'deleted'): number =>
+  Object.values(c.rows).reduce((sum, row) => sum + row[key], 0);
+const modeLabel = (key: Case['mode']): string => MODES.find((mode) => mode.key === key)?.label ?? key;
+const find = (store: Case['store'], mode: Case['mode'], concurrency: number): Case | undefined =>
+  cases.find((c) => c.store === store && c.mode === mode && c.concurrency === concurrency);
+
+const lines: string[] = [
+  '# What a blocking message/send writes',
+  '',
+  'Generated by `npm run bench:writes` (bench/src/writes.ts) from one run; do not edit by hand.',
+  '',
+];
+const repo = repoInfo();
+lines.push(
+  `- Date: ${new Date().toISOString()}; code: commit ${repo.commit}${repo.dirtyPaths.length > 0 ? ' with uncommitted changes' : ''}`,
+  `- Machine: ${machineLine(machineInfo())}`,
+  `- Postgres: ${settingsLine(await postgresSettings())}`,
+  `- Per case: ${SENDS} blocking \`message/send\` of "hello benchmark world" to the demo echo agent (the task, \`working\`, 5 artifact chunks, \`completed\`: 8 events) straight through \`A2ARuntime.sendMessage\`, after ${WARMUP} uncounted ones, each case on a fresh schema or file; the store's defaults (group commit on).`,
+  "- Postgres figures are every WAL record of the run's own transactions and of its schema's relations (tables, indexes, TOAST), read back with `pg_walinspect`; rows are heap records by table, index entries B-tree inserts, transactions commit records. Statements are the queries the store sent, counted in the client. Full-page images (FPI) depend on when the server last checkpointed, not on the send.",
+  "- SQLite: `wal_autocheckpoint=0` for the counted sends, so the WAL file's growth is what they appended (each frame a page of 4,096 bytes plus a 24-byte header); rows are `total_changes()` (inserted, updated and deleted together); statements are prepared-statement runs and `exec` calls on the store's connection.",
+  '',
+  '## Per send',
+  '',
+  '| store | mode | sends at once | store commits | statements | of them reads | transactions | rows written | index entries | WAL bytes | WAL records | of the WAL bytes, FPI |',
+  '| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |',
+);
+for (const c of cases) {
+  const rows = rowsTotal(c, 'inserted') + rowsTotal(c, 'updated') + rowsTotal(c, 'deleted');
+  lines.push(
+    `| ${c.store} | ${modeLabel(c.mode)} | ${c.concurrency} | ${per(c.commits, c.sends)} | ${per(c.statements, c.sends)} | ${per(c.reads, c.sends)} | ${per(c.transactions, c.sends)} | ${per(rows, c.sends)} | ${per(c.indexEntries, c.sends)} | ${per(c.walBytes, c.sends, 0)} | ${per(c.walRecords, c.sends, 1)} | ${per(c.fpiBytes, c.sends, 0)} |`,
+  );
+}
+lines.push('', '## Postgres rows per send, by table (one send at a time)', '');
+lines.push(
+  '| table | before the run: inserted / updated / deleted | default: inserted / updated / deleted |',
+  '| --- | --- | --- |',
+);
+const before = find('postgres', 'before-run', 1);
+const now = find('postgres', 'default', 1);
+const tables = [...new Set([...Object.keys(before?.rows ?? {}), ...Object.keys(now?.rows ?? {})])].sort();
+const cell = (c: Case | undefined, table: string): string => {
+  const row = c?.rows[table];
+  if (c === undefined || row === undefined) return '0 / 0 / 0';
+  return `${per(row.inserted, c.sends)} / ${per(row.updated, c.sends)} / ${per(row.deleted, c.sends)}`;
+};
+for (const table of tables) lines.push(`| ${table} | ${cell(before, table)} | ${cell(now, table)} |`);
+
+const ratioLine = (store: Case['store'], concurrency: number): string | undefined => {
+  const a = find(store, 'before-run', concurrency);
+  const b = find(store, 'default', concurrency);
+  if (a === undefined || b === undefined) return undefined;
+  const pct = (x: number, y: number) => `${(((y - x) / x) * 100).toFixed(0)} %`;
+  return `- ${store}, ${concurrency} at once: store commits ${per(a.commits, a.sends)} → ${per(b.commits, b.sends)}, statements ${per(a.statements, a.sends)} → ${per(b.statements, b.sends)} (${pct(a.statements, b.statements)}), WAL bytes ${per(a.walBytes, a.sends, 0)} → ${per(b.walBytes, b.sends, 0)} (${pct(a.walBytes, b.walBytes)})${a.transactions !== undefined && b.transactions !== undefined ? `, transactions ${per(a.transactions, a.sends)} → ${per(b.transactions, b.sends)}` : ''}.`;
+};
+lines.push('', '## Default against writing the task before the run', '');
+for (const store of ['sqlite', 'postgres'] as const) {
+  for (const concurrency of CONCURRENCIES) {
+    const line = ratioLine(store, concurrency);
+    if (line !== undefined) lines.push(line);
+  }
+}
+lines.push('');
+writeFile(join(BENCH_DIR, 'WRITES.md'), lines.join('\n'));
+console.log('wrote bench/WRITES.md');
