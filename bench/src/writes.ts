@@ -256,7 +256,8 @@ async function postgresCase(mode: (typeof MODES)[number], concurrency: number): 
         if (row.resource_manager === 'Transaction' && row.record_type.startsWith('COMMIT')) transactions += records;
         if (row.resource_manager === 'Btree' && row.record_type.startsWith('INSERT')) indexEntries += records;
         if (row.resource_manager !== 'Heap' || row.rel === null) continue;
-        const table = (tables[row.rel] ??= { inserted: 0, updated: 0, deleted: 0 });
+        const table = tables[row.rel] ?? { inserted: 0, updated: 0, deleted: 0 };
+        tables[row.rel] = table;
         if (row.record_type.startsWith('INSERT')) table.inserted += records;
         else if (row.record_type.startsWith('UPDATE') || row.record_type.startsWith('HOT_UPDATE'))
           table.updated += records;
