@@ -14,6 +14,7 @@ import { BENCH_DIR, machineInfo, machineLine, repoInfo, writeFile } from './lib/
 
 interface Measured {
   kind: string;
+  createTaskBeforeRun: boolean;
   sends: number;
   wallMs: number;
   userMs: number;
@@ -24,9 +25,17 @@ interface Measured {
 const stores = (process.env.RUNTIME_STORES ?? 'memory,sqlite,postgres').split(',');
 const entry = await compiledEntry('runtime-only.ts');
 const results: Measured[] = [];
-for (const kind of stores) {
+/** Each store with the task written before the agent runs (the path before issue 13) and with the default. */
+const cases = stores.flatMap((kind) => [
+  { kind, createTaskBeforeRun: true },
+  { kind, createTaskBeforeRun: false },
+]);
+for (const { kind, createTaskBeforeRun } of cases) {
   const measured = await new Promise<Measured>((resolve, reject) => {
-    const child = fork(entry, [], { env: { ...process.env, RUNTIME_STORE: kind }, stdio: 'inherit' });
+    const child = fork(entry, [], {
+      env: { ...process.env, RUNTIME_STORE: kind, RUNTIME_CREATE_TASK_BEFORE_RUN: createTaskBeforeRun ? '1' : '0' },
+      stdio: 'inherit',
+    });
     let result: Measured | undefined;
     child.on('message', (message: Measured) => {
       result = message;
@@ -38,14 +47,18 @@ for (const kind of stores) {
   results.push(measured);
   const per = (ms: number) => (ms / measured.sends).toFixed(3);
   console.log(
-    `${kind}: ${((measured.sends * 1000) / measured.wallMs).toFixed(0)} sends/s; per send: node ${per(measured.userMs + measured.systemMs)} ms CPU (user ${per(measured.userMs)}, system ${per(measured.systemMs)}), rest of the machine ${per(measured.machineBusyMs - measured.userMs - measured.systemMs)} ms`,
+    `${label(measured)}: ${((measured.sends * 1000) / measured.wallMs).toFixed(0)} sends/s; per send: node ${per(measured.userMs + measured.systemMs)} ms CPU (user ${per(measured.userMs)}, system ${per(measured.systemMs)}), rest of the machine ${per(measured.machineBusyMs - measured.userMs - measured.systemMs)} ms`,
   );
+}
+
+function label(m: Measured): string {
+  return m.createTaskBeforeRun ? `${m.kind}, task written before the run` : m.kind;
 }
 
 const row = (m: Measured): string => {
   const per = (ms: number) => (ms / m.sends).toFixed(3);
   const rest = Math.max(0, m.machineBusyMs - m.userMs - m.systemMs);
-  return `| ${m.kind} | ${((m.sends * 1000) / m.wallMs).toFixed(0)} | ${per(m.userMs)} | ${per(m.systemMs)} | ${per(rest)} | ${per(m.machineBusyMs)} |`;
+  return `| ${label(m)} | ${((m.sends * 1000) / m.wallMs).toFixed(0)} | ${per(m.userMs)} | ${per(m.systemMs)} | ${per(rest)} | ${per(m.machineBusyMs)} |`;
 };
 const repo = repoInfo();
 writeFile(
@@ -58,6 +71,7 @@ writeFile(
     `- Date: ${new Date().toISOString()}; code: commit ${repo.commit}${repo.dirtyPaths.length > 0 ? ' with uncommitted changes' : ''}`,
     `- Machine: ${machineLine(machineInfo())}`,
     '- Blocking `message/send` through `A2ARuntime.sendMessage` with the demo echo agent ("hello benchmark world": the task, a working status, 5 artifact chunks, completed), 64 concurrent senders, one store per child process, after a 1 s warm-up.',
+    '- Each store twice: "task written before the run" is `createTaskBeforeRun: true` (a commit with the task and its queue slot, then one with the agent\'s updates that frees the slot: how every send was written before issue 13); the plain row is the default (a new task in a new context written with the agent\'s first updates: one commit, no slot). bench/WRITES.md counts what each writes.',
     '- "Rest of the machine" is the machine\'s busy CPU over the window minus the child\'s own: with Postgres it is mostly the Postgres server; other work on a shared machine shows up there too.',
     '',
     '| store | sends/s | node user ms/send | node system ms/send | rest of the machine ms/send | machine total ms/send |',

@@ -17,6 +17,8 @@ import { echoAgent } from '../../../examples/demo/src/agents.js';
 import { dropSchema } from '../lib/env.js';
 
 const kind = process.env.RUNTIME_STORE ?? 'memory';
+/** '1': every task written before its agent runs (two commits per send), as before issue 13. */
+const createTaskBeforeRun = process.env.RUNTIME_CREATE_TASK_BEFORE_RUN === '1';
 const durationMs = Number(process.env.RUNTIME_DURATION_MS ?? 4000);
 const concurrency = Number(process.env.RUNTIME_CONCURRENCY ?? 64);
 const postgresUrl = process.env.RUNTIME_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -37,7 +39,13 @@ function createStore(): A2AStore {
 }
 
 const store = createStore();
-const runtime = new A2ARuntime({ store, executor: echoAgent, retention: false, closeStore: false });
+const runtime = new A2ARuntime({
+  store,
+  executor: echoAgent,
+  retention: false,
+  closeStore: false,
+  createTaskBeforeRun,
+});
 await runtime.start();
 
 async function load(ms: number): Promise<number> {
@@ -69,7 +77,15 @@ const sends = await load(durationMs);
 const wallMs = performance.now() - started;
 const cpu = process.cpuUsage(cpuStart);
 const busyMs = machineBusyMs() - busyStart;
-process.send?.({ kind, sends, wallMs, userMs: cpu.user / 1000, systemMs: cpu.system / 1000, machineBusyMs: busyMs });
+process.send?.({
+  kind,
+  createTaskBeforeRun,
+  sends,
+  wallMs,
+  userMs: cpu.user / 1000,
+  systemMs: cpu.system / 1000,
+  machineBusyMs: busyMs,
+});
 
 await runtime.close();
 await store.close();
