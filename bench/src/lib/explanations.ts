@@ -22,7 +22,7 @@ export type TargetKind =
  * artifact chunks, completed) is a `load` and a `save` of the whole task, one after another.
  */
 const PEER_WRITES =
-  "The SDK's request handler stores each of the executor's 8 events as a SELECT of the task and an INSERT … ON CONFLICT DO UPDATE of the whole row (its JSON columns growing with every artifact chunk), one after another: 8 single-statement write transactions per send, with no event log, message index or queue; fastify-a2a writes 2 per send, and they also keep the versioned event log that streams on any worker resume from.";
+  "The SDK's request handler stores each of the executor's 8 events as a SELECT of the task and an INSERT … ON CONFLICT DO UPDATE of the whole row (its JSON columns growing with every artifact chunk), one after another: 8 single-statement write transactions per send, with no event log, message index or queue; fastify-a2a writes one per send (the task, its 8 log events and the message index entry: bench/WRITES.md counts them), which also keeps the versioned event log that streams on any worker resume from.";
 
 const x = (value: number | undefined): string => (value === undefined ? '?' : `${value.toFixed(2)}×`);
 
@@ -46,21 +46,21 @@ export function whyMissed(kind: TargetKind, result: RunResult): string | undefin
       }
       return [
         `**memory message/send.** In this run the SDK's message/send is ${x(sdkOfCeiling)} the raw-Fastify ceiling, so 3× the SDK means ${x(sdkOfCeiling === undefined ? undefined : 3 * sdkOfCeiling)} the ceiling, while fastify-a2a's own tasks/get (one store read and one response) reaches ${x(ratio(rps('memory', 'get'), rps('ceiling', 'get')))} of it.`,
-        'A blocking message/send does strictly more per request: it validates the message, creates the task, runs the agent (7 updates checked against the task), writes two versioned commits with an 8-event log that streams on any worker can resume from (the SDK keeps no log), and answers with a larger body.',
+        'A blocking message/send does strictly more per request: it validates the message, creates the task, runs the agent (7 updates checked against the task), reads the message index (a retry must not run the agent twice) and writes one versioned commit with an 8-event log that streams on any worker can resume from (the SDK keeps no log), and answers with a larger body.',
         'bench/PROFILE.md shows where the rest goes: socket writes and the garbage collector are the largest single frames, each about an eighth of busy time; the load generator takes a share of the same two cores.',
       ].join(' ');
     }
     case 'send-sqlite':
       return [
         `**SQLite message/send** (${x(ratio(rps('sqlite', 'send'), rps('sdk', 'send')))} the SDK).`,
-        "Every send is two SQLite write transactions (the task with its message index entry and queue slot, then the agent's batch that also frees the slot), each appending the pages it touched to the WAL.",
+        "Every send is one SQLite write transaction (the task, its 8 log events and its message index entry; sends queued at the same moment share one), appending every page it touched to the WAL: bench/WRITES.md counts the statements, rows and WAL bytes per send.",
         "bench/RUNTIME.md measures the CPU per send without HTTP: several times the memory store's, much of it in the kernel writing WAL pages. The SDK keeps its tasks in memory and writes nothing.",
       ].join(' ');
     case 'send-sqlite-peer':
       return [
         `**SQLite message/send against the SDK's DatabaseTaskStore** (${x(ratio(rps('sqlite', 'send'), rps('sdk-sqlite', 'send')))} of it, each on its own file with the same pragmas).`,
         PEER_WRITES,
-        "With WAL and synchronous=NORMAL neither commit waits for an fsync, so the count of commits weighs less than the work around them: both run SQLite synchronously on the event loop, and the rest is JSON, HTTP and (for fastify-a2a) the log; bench/RUNTIME.md measures fastify-a2a's CPU per send.",
+        "With WAL and synchronous=NORMAL no commit waits for an fsync, so the count of commits weighs less than the work around them: both run SQLite synchronously on the event loop, and the rest is JSON, HTTP and (for fastify-a2a) the log; bench/RUNTIME.md measures fastify-a2a's CPU per send.",
       ].join(' ');
     case 'send-postgres-peer':
       return [
@@ -71,7 +71,7 @@ export function whyMissed(kind: TargetKind, result: RunResult): string | undefin
     case 'send-postgres':
       return [
         `**Postgres message/send** (${x(ratio(rps('postgres', 'send'), rps('sdk', 'send')))} the SDK).`,
-        'Every send is two single-statement transactions with a synchronous commit, and a NOTIFY shared by the commits of the moment.',
+        'Every send is a read of the message index and one single-statement transaction with a synchronous commit (the task, its 8 log events and the index entry; bench/WRITES.md counts the rows, index entries and WAL bytes), and a NOTIFY shared by the commits of the moment.',
         "bench/RUNTIME.md measures the Postgres server's CPU per send apart from the worker's: together they need more CPU per send than the SDK's whole in-memory request, and this machine's two cores also run the load generator.",
         "The result is durable and shared by every worker; a deployment with Postgres on its own machine adds the database's cores.",
       ].join(' ');
