@@ -250,7 +250,10 @@ export class Turn {
       options,
     );
     this.#creation = undefined;
-    if (result?.turn !== undefined) this.slot = result.turn;
+    if (options.takeSlot !== undefined && result !== undefined) {
+      if (result.turn === undefined) throw new A2AError('INTERNAL', 'The store did not return the enqueued turn.');
+      this.slot = result.turn;
+    }
     return result !== undefined;
   }
 
