@@ -94,6 +94,15 @@ export interface CommitRequest {
    */
   finishTurn?: TurnTicket;
   /**
+   * No other process can be listening for this task yet: its id has not been shown outside the
+   * caller's process (the runtime sets it on the commit that creates a task, whose id it generated
+   * and has told no one). A store may then skip telling other processes of this commit (the
+   * Postgres store sends no NOTIFY for it); subscribers on this store instance are told as usual,
+   * and the commit is the same in every other way. Anyone who learns of the task later reads its
+   * log, which has the commit.
+   */
+  unknownElsewhere?: boolean;
+  /**
    * The caller hands `task` and `events` over: it never mutates them (nor anything they reference)
    * after this call, so a store that keeps objects (the memory store) may keep these instead of
    * copying them. Stores that serialise ignore it. The runtime sets it; its snapshots are built

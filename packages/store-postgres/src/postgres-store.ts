@@ -1020,7 +1020,8 @@ export class PostgresStore implements A2AStore, PushStore {
     // Tell this process's subscribers now rather than after the NOTIFY round trip; they get the
     // NOTIFY too (duplicates are allowed). A turn waiting behind `finishTurn` hears it this way.
     this.#dispatch(taskId, version);
-    this.#notifyOthers(taskId, version);
+    // A task no other process can know of yet (its creating commit, see CommitRequest) needs no NOTIFY.
+    if (request.unknownElsewhere !== true) this.#notifyOthers(taskId, version);
     if (enqueueTurn === undefined) return { version };
     const position = Number(rows[0]?.position);
     const { turnId, workerId } = enqueueTurn;

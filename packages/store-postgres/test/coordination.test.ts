@@ -205,6 +205,50 @@ describe('turn queue across instances', () => {
   });
 });
 
+describe('notifications across instances', () => {
+  it('a creating commit marked unknownElsewhere sends no NOTIFY; the next commit of the task does, and tells its own at once both times', async () => {
+    const namespace = freshNamespace();
+    const writer = await openStore({ namespace, listen: false });
+    const listener = await openStore({ namespace });
+    const task = taskFixture({ state: 'working' });
+    const heardThere: number[] = [];
+    const heardHere: number[] = [];
+    listener.subscribe(task.id, (seq) => heardThere.push(seq));
+    writer.subscribe(task.id, (seq) => heardHere.push(seq));
+
+    await writer.commit({ taskId: task.id, expectedVersion: 0, task, events: [task], unknownElsewhere: true });
+    expect(heardHere).toEqual([1]);
+    // The same commit without the flag: its NOTIFY reaches the other instance (see the next test),
+    // well within this wait.
+    await sleep(300);
+    expect(heardThere).toEqual([]);
+
+    const record = await writer.getTask(task.id);
+    const update = { ...task, metadata: { step: 2 } };
+    await writer.commit({
+      taskId: task.id,
+      expectedVersion: record?.version ?? 1,
+      task: update,
+      events: [
+        { kind: 'status-update', taskId: task.id, contextId: task.contextId, status: task.status, final: false },
+      ],
+    });
+    expect(heardHere).toEqual([1, 2]);
+    await expect.poll(() => heardThere, { timeout: 5_000 }).toEqual([2]);
+  });
+
+  it('the same creating commit without unknownElsewhere is heard on the other instance', async () => {
+    const namespace = freshNamespace();
+    const writer = await openStore({ namespace, listen: false });
+    const listener = await openStore({ namespace });
+    const task = taskFixture();
+    const heardThere: number[] = [];
+    listener.subscribe(task.id, (seq) => heardThere.push(seq));
+    await createTask(writer, task);
+    await expect.poll(() => heardThere, { timeout: 5_000 }).toEqual([1]);
+  });
+});
+
 describe('worker leases across instances', () => {
   it('10 concurrent claimers on 5 instances: each of 12 dead workers is claimed exactly once, with its turns', async () => {
     const namespace = freshNamespace();

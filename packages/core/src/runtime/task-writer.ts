@@ -62,6 +62,9 @@ export class TaskWriter {
         if (options.owner !== undefined) request.owner = options.owner;
         if (options.takeSlot !== undefined) request.enqueueTurn = options.takeSlot;
         if (options.releaseSlot !== undefined) request.finishTurn = options.releaseSlot;
+        // A task this runtime creates has an id it generated and has shown no one yet: no other
+        // worker can be following it, so the store need not tell them (no NOTIFY on Postgres).
+        if (this.version === 0) request.unknownElsewhere = true;
         const result = await this.store.commit(request, this.ctx);
         this.task = next;
         this.version = result.version;

@@ -34,6 +34,36 @@ export function notifications(options: ConformanceOptions): void {
       }
     });
 
+    test('a commit marked unknownElsewhere still tells this instance’s listeners, and later commits too', async ({
+      expect,
+      store,
+      notificationTimeout,
+    }) => {
+      const task = taskFixture({ state: 'working' });
+      const seen: number[] = [];
+      const unsubscribe = store.subscribe(task.id, (seq) => seen.push(seq));
+      try {
+        const created = await store.commit({
+          taskId: task.id,
+          expectedVersion: 0,
+          task,
+          events: [task],
+          unknownElsewhere: true,
+        });
+        expect(created.version).toBe(1);
+        await eventually('a notification with seq >= 1', () => seen.some((s) => s >= 1), {
+          timeout: notificationTimeout,
+        });
+        expect((await store.getTask(task.id))?.version).toBe(1);
+        await appendEvents(store, task.id, [artifactUpdate(task, 'a')]);
+        await eventually('a notification with seq >= 2', () => seen.some((s) => s >= 2), {
+          timeout: notificationTimeout,
+        });
+      } finally {
+        unsubscribe();
+      }
+    });
+
     test('every listener of the task is called', async ({ expect, store, notificationTimeout }) => {
       const task = taskFixture();
       const seen: number[][] = [[], [], []];
