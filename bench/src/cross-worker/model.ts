@@ -145,14 +145,18 @@ export interface SeparatePrediction {
 
 /**
  * `cores` for workers (one core each) and Postgres (the rest), the load generator elsewhere: the
- * split with the highest min(W / w, P / p), fewest workers first on a tie.
+ * split with the highest min(W / w, P / p), fewest workers first on a tie. `single` are the costs
+ * per request with one worker, `multi` with several (a request costs more CPU once the load is
+ * split over workers: see the report).
  */
-export function predictSeparate(params: PerRequest, cores: number): SeparatePrediction {
+export function predictSeparate(single: PerRequest, cores: number, multi: PerRequest = single): SeparatePrediction {
   let best: SeparatePrediction | undefined;
+  const params = single;
   for (let workers = 1; workers < cores; workers++) {
+    const costs = workers === 1 ? single : multi;
     const postgresCores = cores - workers;
-    const workerLimit = (workers * 1000) / params.worker;
-    const postgresLimit = (postgresCores * 1000) / params.postgres;
+    const workerLimit = (workers * 1000) / costs.worker;
+    const postgresLimit = (postgresCores * 1000) / costs.postgres;
     const predicted = Math.min(workerLimit, postgresLimit);
     if (!best || predicted > best.predicted * 1.0001) {
       best = {

@@ -565,9 +565,9 @@ function renderCapped(r: CrossWorkerResult): string[] {
       }`,
       `- ${
         saturatedWorkers
-          ? `The workers were the bottleneck: together they used ${pct(used / budget)} of their budget and every group was throttled in ${pct(
-              minShare,
-            )} or more of its periods`
+          ? `The workers were the bottleneck: together they used ${pct(used / budget)} of their budget and every group was throttled in ${
+              minShare >= 0.995 ? 'every one' : `at least ${pct(minShare)}`
+            } of its periods`
           : `The workers were not clearly the bottleneck: together they used ${pct(used / budget)} of their budget, and the least throttled group was stopped in ${pct(
               minShare,
             )} of the periods`
@@ -578,7 +578,13 @@ function renderCapped(r: CrossWorkerResult): string[] {
             )} against ${fmt(oneMean)} req/s): ${
               r2 >= TARGET_RATIO
                 ? `the ≥ ${TARGET_RATIO}× target is met; a second worker adds nearly a worker's worth when the database has headroom.`
-                : `below the ≥ ${TARGET_RATIO}× target although the database had CPU to spare; see the waits above and part 4.`
+                : `below the ≥ ${TARGET_RATIO}× target although the database had CPU to spare: a request cost the workers ${fmt(
+                    perRequest(two).worker,
+                    3,
+                  )} ms of their budget with 2 workers against ${fmt(
+                    pooled(part.runs.filter((t) => t.workers === 1)).worker,
+                    3,
+                  )} ms with 1 (part 4, "the cross-worker tax").`
             }`
           : `So this run does not show the setting the target is about; the ratio ${fmt(r2, 2)}× is reported as measured.`
       }`,
@@ -619,6 +625,8 @@ function renderModel(r: CrossWorkerResult): string[] {
   const capped = cappedRuns(r);
   const fullSpeed = r.throughput.filter((t) => t.workers === 1);
   const params: PerRequest = pooled(fullSpeed.length > 0 ? fullSpeed : r.throughput);
+  const twoRun = r.throughput.find((t) => t.workers === 2);
+  const multi = twoRun ? perRequest(twoRun) : undefined;
   const cappedParams = capped.length > 0 ? pooled(capped) : undefined;
   const cap = r.capped?.available ? r.capped.cores : undefined;
   const machineCores = r.machine.cores;
@@ -748,6 +756,40 @@ function renderModel(r: CrossWorkerResult): string[] {
         .join(', ')}), i.e. the workers spent their whole budget and nothing else bound.`,
     );
   }
+  if (multi) {
+    const cappedOne = capped.filter((t) => t.workers === 1);
+    const cappedTwo = capped.find((t) => t.workers === 2);
+    const c1 = cappedOne.length > 0 ? pooled(cappedOne) : undefined;
+    const c2 = cappedTwo ? perRequest(cappedTwo) : undefined;
+    const commits = (t: ThroughputRun | undefined): number =>
+      t?.postgresCounters ? t.postgresCounters.commits / t.combined.total : Number.NaN;
+    const commits1 = mean(fullSpeed.map(commits));
+    lines.push(
+      `- **A second worker costs CPU per request: the cross-worker tax.** With 2 workers a request cost the workers ${fmt(
+        multi.worker,
+        3,
+      )} ms of CPU against ${fmt(params.worker, 3)} ms with 1 (${ratio(multi.worker, params.worker)}; main threads ${fmt(
+        multi.workerMain,
+        3,
+      )} against ${fmt(params.workerMain, 3)} ms)${
+        c1 && c2
+          ? `, and the capped workers ${fmt(c2.worker, 3)} against ${fmt(c1.worker, 3)} ms (${ratio(c2.worker, c1.worker)})`
+          : ''
+      }; Postgres ${fmt(multi.postgres, 3)} against ${fmt(params.postgres, 3)} ms. Commits per request went from ${fmt(
+        commits1,
+        2,
+      )} to ${fmt(
+        commits(twoRun),
+        2,
+      )}: each worker's group commit batches only its own requests, so with the connections split over two workers each batch holds about half as many, and every request carries more of a commit's fixed cost (statement, round trip, WAL flush wait); each worker also receives every other worker's NOTIFYs. ${
+        c1 && c2
+          ? `With the workers binding, 2 workers serve 2 × w₁ / w₂ = ${fmt((2 * c1.worker) / c2.worker, 2)}× of one: that, not Postgres, is why part 3 ${
+              scaling(capped).ratio >= TARGET_RATIO ? 'stayed below 2×' : `stayed below ${TARGET_RATIO}×`
+            }.`
+          : ''
+      } The model below therefore uses the 2-worker costs for 2 or more workers.`,
+    );
+  }
   const waits = r.throughput.find((t) => t.workers === 2);
   if (waits) {
     const walBusy = waits.postgresWaits['IO/WALSync'] ?? 0;
@@ -768,12 +810,16 @@ function renderModel(r: CrossWorkerResult): string[] {
     '',
     '### More cores',
     '',
-    'Predicted req/s with the workers and Postgres on separate cores (one core per worker, the rest for Postgres, the split with the most throughput), the load generator on other cores, from the full-speed w and p:',
+    `Predicted req/s with the workers and Postgres on separate cores (one core per worker, the rest for Postgres, the split with the most throughput), the load generator on other cores; with 1 worker from the full-speed w and p above, with more from ${
+      multi
+        ? `part 2's 2-worker run (w = ${fmt(multi.worker, 3)} ms, p = ${fmt(multi.postgres, 3)} ms: the cross-worker tax, assumed not to grow further with more workers)`
+        : 'the same (no 2-worker run)'
+    }:`,
     '',
     '| cores | workers | Postgres cores | workers limit W / w | Postgres limit P / p | predicted req/s | binds | 1 worker, the rest Postgres | best / 1 worker |',
     '| ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: |',
   );
-  const separate = [2, 4, 8, 16].map((c) => predictSeparate(params, c));
+  const separate = [2, 4, 8, 16].map((c) => predictSeparate(params, c, multi));
   for (const s of separate) {
     lines.push(
       `| ${s.cores} | ${s.workers} | ${s.postgresCores} | ${fmt(s.workerLimit)} | ${fmt(s.postgresLimit)} | **${fmt(
@@ -781,16 +827,17 @@ function renderModel(r: CrossWorkerResult): string[] {
       )}** | ${s.binds} | ${fmt(s.oneWorker)} | ${ratio(s.predicted, s.oneWorker)} |`,
     );
   }
-  const share = params.worker / (params.worker + params.postgres);
+  const m = multi ?? params;
+  const share = m.worker / (m.worker + m.postgres);
   const responseMs = mean(fullSpeed.map((t) => t.combined.merged.mean));
-  const two = Math.min(2000 / params.worker, 2000 / params.postgres);
+  const two = Math.min(2000 / m.worker, 2000 / m.postgres);
   const one = Math.min(1000 / params.worker, 2000 / params.postgres);
   lines.push(
     '',
-    `- Balance: a worker costs ${fmt(params.worker, 3)} ms and Postgres ${fmt(params.postgres, 3)} ms per request, so the best split gives about ${pct(
+    `- Balance: with several workers a worker costs ${fmt(m.worker, 3)} ms and Postgres ${fmt(m.postgres, 3)} ms per request, so the best split gives about ${pct(
       share,
     )} of the cores to workers and ${pct(1 - share)} to Postgres: each worker core needs ${fmt(
-      params.postgres / params.worker,
+      m.postgres / m.worker,
       2,
     )} Postgres cores beside it. With 2 workers and 2 Postgres cores (4 cores): ${fmt(two)} req/s, ${ratio(
       two,
