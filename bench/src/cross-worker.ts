@@ -6,6 +6,11 @@
  *    message/stream (the same-worker baseline), measured in the same run.
  * 2. Blocking message/send throughput on Postgres with 1 worker, 2 workers, then 1 worker again
  *    (the same total connections), so the 2-worker run sits between two 1-worker runs.
+ * 3. The same with every worker's CPU capped by a cgroup of its own (BENCH_WORKER_CAP cores each;
+ *    by default chosen from part 2 so that 2 capped workers, Postgres and the load generator leave
+ *    the machine well below its cores): the workers are the bottleneck, the database has headroom.
+ *    Without a writable cpu cgroup controller (v1 or v2) the part is reported as skipped.
+ * The report then models throughput from the CPU each process spent per request (report.ts, model.ts).
  *
  * Writes bench/results/cross-worker-<date>.json and bench/CROSS_WORKER.md.
  *
@@ -25,9 +30,11 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CpuCaps, detectCgroup, removeAllCapsSync } from './cross-worker/cgroup.js';
 import type { Cluster } from './cross-worker/cluster.js';
 import { type LatencyConfig, measureLatency, type StoreLatencyResult } from './cross-worker/latency.js';
-import { type CrossWorkerResult, histogram, renderMarkdown } from './cross-worker/report.js';
+import { chooseCap } from './cross-worker/model.js';
+import { type CappedPart, type CrossWorkerResult, histogram, renderMarkdown } from './cross-worker/report.js';
 import { type CpuWindow, cpuWindow, DISTURBED_CORES, disturbance } from './cross-worker/stats.js';
 import { measureThroughput, type ThroughputConfig, type ThroughputRun } from './cross-worker/throughput.js';
 import {
@@ -77,6 +84,13 @@ const throughputConfig: ThroughputConfig = {
 /** Before each part, wait up to this long for the shared machine to be quiet (0: don't wait). */
 const QUIET_WAIT_S = envNumber('BENCH_QUIET_WAIT_S', quick ? 0 : 120);
 
+/** Cores per capped worker in part 3; unset or 0: chosen from part 2 (see chooseCap). */
+const WORKER_CAP = envNumber('BENCH_WORKER_CAP', 0);
+/** The CFS period of the caps, µs. */
+const CAP_PERIOD_US = envNumber('BENCH_CAP_PERIOD_US', 100_000);
+/** Which cgroup interface part 3 uses: auto (v1, else v2), v1, v2, or off (skip part 3). */
+const CGROUP_MODE = process.env.BENCH_CGROUP ?? 'auto';
+
 /** The whole run is aborted (and cleaned up) after this long. */
 const MAX_RUN_MS = (quick ? 5 * 60_000 : 30 * 60_000) + 15 * QUIET_WAIT_S * 1000;
 
@@ -110,6 +124,8 @@ let cleaning: Promise<void> | undefined;
 function cleanup(): Promise<void> {
   cleaning ??= (async () => {
     await liveCluster?.stop().catch(() => undefined);
+    const problems = removeAllCapsSync();
+    if (problems.length > 0) console.error(`could not remove cgroups: ${problems.join('; ')}`);
     if (usedPostgres)
       await dropSchemas().catch((error) =>
         console.error(`could not drop schemas ${baseSchema}*: ${(error as Error).message}`),
@@ -125,6 +141,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     void cleanup().finally(() => process.exit(130));
   });
 }
+// Last resort (e.g. an uncaught error): no cgroup of this run outlives it.
+process.once('exit', () => removeAllCapsSync());
 const watchdog = setTimeout(() => {
   console.error(`cross-worker: still running after ${MAX_RUN_MS / 60_000} min; giving up`);
   void cleanup().finally(() => process.exit(1));
@@ -258,8 +276,15 @@ async function main(): Promise<void> {
     );
   }
 
+  const capped = await measureCapped(throughput).catch((error: unknown): CappedPart => {
+    // The part must not cost the rest of the run: report why it is missing.
+    log(`capped workers failed: ${(error as Error).message}`);
+    return { available: false, reason: `the part failed: ${(error as Error).message}` };
+  });
+
   const result: CrossWorkerResult = {
     kind: 'cross-worker',
+    workerRuntime: 'compiled',
     date: startedAt.toISOString(),
     mode: quick ? 'quick' : 'full',
     machine: machineInfo(),
@@ -274,6 +299,7 @@ async function main(): Promise<void> {
       },
     })),
     throughput,
+    capped,
   };
   const file = join(RESULTS_DIR, `cross-worker-${today()}${quick ? '-quick' : ''}.json`);
   writeFile(file, `${JSON.stringify(result, null, 2)}\n`);
@@ -283,6 +309,67 @@ async function main(): Promise<void> {
     writeFile(MARKDOWN, renderMarkdown(result));
     log(`wrote ${file} and ${MARKDOWN}`);
   }
+}
+
+/** Part 3: 1, 2, 1 workers again, each worker in a cgroup of its own with a CPU cap. */
+async function measureCapped(uncapped: ThroughputRun[]): Promise<CappedPart> {
+  const support = detectCgroup(CGROUP_MODE);
+  if (!support.available) {
+    log(`capped workers: skipped, no usable cpu cgroup (${support.reason})`);
+    return { available: false, reason: support.reason };
+  }
+  const chosen =
+    WORKER_CAP > 0
+      ? { cores: WORKER_CAP, how: `BENCH_WORKER_CAP=${WORKER_CAP}` }
+      : chooseCap(
+          uncapped.filter((run) => run.workers === 1),
+          2,
+        );
+  log(`capped workers: ${chosen.cores} cores each (${chosen.how}), cgroup ${support.kind} at ${support.root}`);
+  const runs: ThroughputRun[] = [];
+  const plan = [
+    { label: '1 capped worker (before)', workers: 1, suffix: 'c1a' },
+    { label: '2 capped workers', workers: 2, suffix: 'c2' },
+    { label: '1 capped worker (after)', workers: 1, suffix: 'c1b' },
+  ];
+  for (const { label, workers, suffix } of plan) {
+    const run = await measurePart(`message/send on Postgres, ${label}`, async (attempt) => {
+      const schema = `${baseSchema}_${suffix}${attempt}`;
+      const caps = new CpuCaps(support, `${baseSchema}_${suffix}${attempt}`, chosen.cores, CAP_PERIOD_US);
+      try {
+        return await measureThroughput(
+          label,
+          workers,
+          postgresUrl(schema),
+          POSTGRES_URL,
+          schema,
+          throughputConfig,
+          trackCluster,
+          caps,
+        );
+      } finally {
+        await dropSchema(schema);
+      }
+    });
+    runs.push(run);
+    const throttled = Object.entries(run.cap?.throttling ?? {})
+      .map(([w, t]) => `${w} ${t.throttled}/${t.periods} periods, ${(t.throttledMs / 1000).toFixed(1)} s`)
+      .join('; ');
+    log(
+      `  ${label}: ${run.combined.reqPerSec.toFixed(0)} req/s, p50 ${run.combined.conservative.p50} p99 ${run.combined.conservative.p99} ms, ` +
+        `${run.combined.errors} errors, machine ${run.cpu.machineBusyCores.toFixed(2)} of ${run.cpu.cores} cores busy ` +
+        `(${JSON.stringify(run.cpu.groups)}); throttled: ${throttled}`,
+    );
+  }
+  return {
+    available: true,
+    kind: support.kind,
+    root: support.root,
+    cores: chosen.cores,
+    periodUs: CAP_PERIOD_US,
+    how: chosen.how,
+    runs,
+  };
 }
 
 const renderIndex = process.argv.indexOf('--render');

@@ -1,9 +1,12 @@
-/** Starts worker processes (bench/src/cross-worker/worker.ts) on one store URL, each on its own loopback port. */
+/**
+ * Starts worker processes (bench/src/cross-worker/worker.ts) on one store URL, each on its own
+ * loopback port. The worker runs compiled to plain JavaScript (bench/dist/cross-worker/worker.mjs,
+ * esbuild, as `npm run bench` runs its servers), by plain Node without tsx.
+ */
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-
-const workerEntry = fileURLToPath(new URL('./worker.ts', import.meta.url));
+import { compiledScript } from '../lib/child.js';
+import { BENCH_DIR } from '../lib/env.js';
 
 export interface WorkerProcess {
   id: string;
@@ -15,7 +18,8 @@ export interface WorkerProcess {
 }
 
 async function startWorker(id: string, storeUrl: string): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--conditions=@fastify-a2a/source', '--import', 'tsx', workerEntry], {
+  const child = spawn(process.execPath, [await compiledScript('cross-worker/worker.ts')], {
+    cwd: BENCH_DIR,
     env: { ...process.env, XW_STORE: storeUrl, XW_WORKER_ID: id },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,6 +1,6 @@
 /** Percentiles, and where the machine's CPU time went during a window (/proc/stat, /proc/<pid>/stat). */
 
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 
@@ -74,6 +74,79 @@ interface ProcessTicks {
   ticks: number;
 }
 
+/** utime + stime of one thread (or of a process's main thread: tid = pid), in ticks; undefined when gone. */
+function threadTicks(pid: number, tid = pid): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Local TCP ports of the sockets `pids` hold open (their fds → socket inodes → /proc/net/tcp{,6}). */
+function localPorts(pids: number[]): Set<number> {
+  const inodes = new Set<string>();
+  for (const pid of pids) {
+    let fds: string[] = [];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      continue;
+    }
+    for (const fd of fds) {
+      try {
+        const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+        if (match?.[1]) inodes.add(match[1]);
+      } catch {
+        // closed meanwhile
+      }
+    }
+  }
+  const ports = new Set<number>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // sl local_address rem_address st tx:rx tr:when retrnsmt uid timeout inode
+      const inode = f[9];
+      const port = f[1]?.split(':')[1];
+      if (inode && port && inodes.has(inode)) ports.add(Number.parseInt(port, 16));
+    }
+  }
+  return ports;
+}
+
+/** What a postgres process is: a client's backend (with its client port) or one of the server's own processes. */
+function postgresRole(pid: number): { port: number } | 'server' {
+  try {
+    const title = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+    // A backend's title: "postgres: 15/main: <user> <database> <host>(<port>) <state>".
+    const port = /\((\d+)\)/.exec(title)?.[1];
+    return port ? { port: Number(port) } : 'server';
+  } catch {
+    return 'server';
+  }
+}
+
+/** Who the postgres processes' CPU was for: the benchmark's workers, its own sampler, the server itself, or others. */
+export interface PostgresBreakdown {
+  /** Backends of the workers' connections. */
+  workers: number;
+  /** The server's own processes: postmaster, walwriter, checkpointer, background writer, autovacuum, … */
+  server: number;
+  /** Backends of the load-generator process's connections (the wait sampler, counters). */
+  sampler: number;
+  /** Backends of anyone else's connections (other work on the shared server: a disturbance). */
+  others: number;
+}
+
 /** utime + stime of every process now visible in /proc, by pid (threads are included in their process). */
 function allProcessTicks(): Map<number, ProcessTicks> {
   const result = new Map<number, ProcessTicks>();
@@ -112,6 +185,10 @@ export interface CpuWindow {
   machine: { user: number; system: number; irq: number; softirq: number; iowait: number; steal: number };
   /** Average cores used by each group: CPU seconds / wall seconds. `postgres` is every process named postgres. */
   groups: Record<string, number>;
+  /** The cores of each group's main threads alone (a Node process's JavaScript runs there; GC helpers elsewhere). */
+  mainThreads?: Record<string, number>;
+  /** `postgres` split by whom the process served (when the window was given the workers' pids). */
+  postgresBreakdown?: PostgresBreakdown;
   /** The processes outside the groups that used the most CPU in the window (cores). */
   topOthers: { pid: number; name: string; cores: number }[];
   /** Cores used by processes outside the groups, all together. */
@@ -124,15 +201,23 @@ export interface CpuWindow {
 /**
  * Starts measuring CPU: call the returned function at the end of the window. `groups` names pids
  * (e.g. workers, the load generator = this process); `postgres` groups every process named postgres.
+ * With `postgresClients` (the workers' pids) and `postgresSampler` (this process), the postgres CPU
+ * is also split by whom each backend served (see {@link PostgresBreakdown}).
  */
-export function cpuWindow(groups: Record<string, number[]>, options: { postgres: boolean }): () => CpuWindow {
+export function cpuWindow(
+  groups: Record<string, number[]>,
+  options: { postgres: boolean; postgresClients?: number[]; postgresSampler?: number[] },
+): () => CpuWindow {
   const start = performance.now();
   const machine0 = machineTicks();
   const before = allProcessTicks();
+  const groupedPids = Object.values(groups).flat();
+  const main0 = new Map(groupedPids.map((pid) => [pid, threadTicks(pid)]));
   return () => {
     const seconds = (performance.now() - start) / 1000;
     const machine1 = machineTicks();
     const after = allProcessTicks();
+    const main1 = new Map(groupedPids.map((pid) => [pid, threadTicks(pid)]));
     const cores = cpus().length;
     const toCores = (ticks: number): number => ticks / TICKS_PER_SECOND / seconds;
     const grouped = new Map<number, string>();
@@ -167,12 +252,43 @@ export function cpuWindow(groups: Record<string, number[]>, options: { postgres:
       machineBusyCores = machine.user + machine.system + machine.irq + machine.softirq;
     }
     const otherProcessCores = others.reduce((sum, o) => sum + o.cores, 0);
+    const mainThreads: Record<string, number> = {};
+    for (const [name, pids] of Object.entries(groups)) {
+      mainThreads[name] = pids.reduce((sum, pid) => {
+        const a = main0.get(pid);
+        const b = main1.get(pid);
+        return sum + (a !== undefined && b !== undefined ? toCores(b - a) : 0);
+      }, 0);
+    }
+    let postgresBreakdown: PostgresBreakdown | undefined;
+    if (options.postgres && options.postgresClients) {
+      const workerPorts = localPorts(options.postgresClients);
+      const samplerPorts = localPorts(options.postgresSampler ?? []);
+      postgresBreakdown = { workers: 0, server: 0, sampler: 0, others: 0 };
+      for (const [pid, now] of after) {
+        if (now.name !== 'postgres' || grouped.has(pid)) continue;
+        const delta = Math.max(0, now.ticks - (before.get(pid)?.ticks ?? 0));
+        if (delta === 0) continue;
+        const role = postgresRole(pid);
+        const key: keyof PostgresBreakdown =
+          role === 'server'
+            ? 'server'
+            : workerPorts.has(role.port)
+              ? 'workers'
+              : samplerPorts.has(role.port)
+                ? 'sampler'
+                : 'others';
+        postgresBreakdown[key] += toCores(delta);
+      }
+    }
     return {
       seconds,
       cores,
       machineBusyCores,
       machine,
       groups: result,
+      mainThreads,
+      ...(postgresBreakdown ? { postgresBreakdown } : {}),
       topOthers: others.slice(0, 5).map((o) => ({ ...o, cores: Math.round(o.cores * 1000) / 1000 })),
       otherProcessCores,
       unattributedCores: Math.max(0, machineBusyCores - toCores(processTicks)),
@@ -181,9 +297,12 @@ export function cpuWindow(groups: Record<string, number[]>, options: { postgres:
   };
 }
 
-/** CPU the benchmark's own processes cannot account for: other processes, and ones that came and went. */
+/**
+ * CPU the benchmark's own processes cannot account for: other processes, ones that came and went,
+ * and Postgres backends serving someone else.
+ */
 export function disturbance(cpu: CpuWindow): number {
-  return cpu.otherProcessCores + cpu.unattributedCores;
+  return cpu.otherProcessCores + cpu.unattributedCores + (cpu.postgresBreakdown?.others ?? 0);
 }
 
 /** At or above this many cores of {@link disturbance}, a window counts as disturbed by the shared machine. */

@@ -4,8 +4,10 @@
  * autocannon instance per worker, all in this process and running at the same time.
  */
 
+import { withPostgres } from '../lib/env.js';
 import { type HttpLoadResult, httpLoad } from '../lib/load.js';
 import { samplePostgresWaits } from '../lib/postgres-waits.js';
+import type { CgroupKind, CpuCaps, ThrottleStats } from './cgroup.js';
 import { Cluster } from './cluster.js';
 import { type CpuWindow, cpuWindow, type Distribution, distribution } from './stats.js';
 
@@ -41,6 +43,52 @@ export interface ThroughputRun {
    * database 0, AccessExclusiveLock, not granted), same samples: average and largest.
    */
   notifyLockWaiters: { avg: number; max: number };
+  /**
+   * Server-wide Postgres counters over the window (pg_stat_database of the bench database,
+   * pg_stat_wal): approximate, since backends report them at most once a second.
+   */
+  postgresCounters?: PostgresCounters;
+  /** Set when every worker ran in a cgroup of its own with this CPU budget. */
+  cap?: {
+    kind: CgroupKind;
+    /** Cores per worker: quotaUs / periodUs. */
+    cores: number;
+    quotaUs: number;
+    periodUs: number;
+    /** cpu.stat of each worker's group over the measured window, by worker id. */
+    throttling: Record<string, ThrottleStats>;
+  };
+}
+
+export interface PostgresCounters {
+  /** Transactions committed in the database (xact_commit). */
+  commits: number;
+  /** WAL flushes to disk (pg_stat_wal.wal_sync), by any process of the server. */
+  walSyncs: number;
+  walWrites: number;
+  walBytes: number;
+}
+
+/** The counters now; undefined when the server does not have them (pg_stat_wal is Postgres 14+). */
+async function postgresCounters(connectionString: string): Promise<PostgresCounters | undefined> {
+  try {
+    return await withPostgres(async (client) => {
+      const { rows } = await client.query<Record<string, string>>(
+        `SELECT d.xact_commit AS commits, w.wal_sync AS wal_syncs, w.wal_write AS wal_writes, w.wal_bytes AS wal_bytes
+         FROM pg_stat_database d, pg_stat_wal w WHERE d.datname = current_database()`,
+      );
+      const row = rows[0];
+      if (!row) return undefined;
+      return {
+        commits: Number(row.commits),
+        walSyncs: Number(row.wal_syncs),
+        walWrites: Number(row.wal_writes),
+        walBytes: Number(row.wal_bytes),
+      };
+    }, connectionString);
+  } catch {
+    return undefined;
+  }
 }
 
 export interface ThroughputConfig {
@@ -95,7 +143,8 @@ async function load(
 
 /**
  * Starts `workers` workers on `storeUrl` (a fresh schema), warms each up, then measures all of them
- * at once, `config.connections / workers` connections each.
+ * at once, `config.connections / workers` connections each. With `caps`, each worker is moved into a
+ * cgroup of its own with that CPU budget once it is ready (before the warm-up).
  */
 export async function measureThroughput(
   label: string,
@@ -105,21 +154,31 @@ export async function measureThroughput(
   schema: string,
   config: ThroughputConfig,
   onCluster: (cluster: Cluster | undefined) => void,
+  caps?: CpuCaps,
 ): Promise<ThroughputRun> {
   const cluster = await Cluster.start(storeUrl, workers);
   onCluster(cluster);
   try {
+    for (const w of cluster.workers) caps?.attach(w.id, w.pid);
     const each = Math.max(1, Math.round(config.connections / workers));
     await Promise.all(cluster.workers.map((w) => load(w.id, w.url, each, config.warmupS, config.echoText)));
     const times: number[] = [];
     const groups: Record<string, number[]> = { 'load generator': [process.pid] };
     for (const w of cluster.workers) groups[`worker ${w.id}`] = [w.pid];
-    const stopCpu = cpuWindow(groups, { postgres: true });
+    const counters0 = await postgresCounters(connectionString);
+    const stopThrottle = caps?.window();
+    const stopCpu = cpuWindow(groups, {
+      postgres: true,
+      postgresClients: cluster.workers.map((w) => w.pid),
+      postgresSampler: [process.pid],
+    });
     const stopWaits = samplePostgresWaits(connectionString, schema);
     const perWorker = await Promise.all(
       cluster.workers.map((w) => load(w.id, w.url, each, config.durationS, config.echoText, times)),
     );
     const cpu = stopCpu();
+    const throttling = stopThrottle?.();
+    const counters1 = await postgresCounters(connectionString);
     const { waits: postgresWaits, notifyLockWaiters } = await stopWaits();
     return {
       label,
@@ -142,9 +201,32 @@ export async function measureThroughput(
       cpu,
       postgresWaits,
       notifyLockWaiters,
+      ...(counters0 && counters1
+        ? {
+            postgresCounters: {
+              commits: counters1.commits - counters0.commits,
+              walSyncs: counters1.walSyncs - counters0.walSyncs,
+              walWrites: counters1.walWrites - counters0.walWrites,
+              walBytes: counters1.walBytes - counters0.walBytes,
+            },
+          }
+        : {}),
+      ...(caps && throttling
+        ? {
+            cap: {
+              kind: caps.support.kind,
+              cores: caps.quotaUs / caps.periodUs,
+              quotaUs: caps.quotaUs,
+              periodUs: caps.periodUs,
+              throttling,
+            },
+          }
+        : {}),
     };
   } finally {
     await cluster.stop();
     onCluster(undefined);
+    const problems = caps?.remove() ?? [];
+    if (problems.length > 0) console.error(`could not remove cgroups: ${problems.join('; ')}`);
   }
 }

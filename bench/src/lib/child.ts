@@ -40,16 +40,17 @@ const externalDependencies: Plugin = {
 const compiled = new Map<string, Promise<string>>();
 
 /**
- * The server entry compiled to plain JavaScript (bench/dist/servers/<entry>.mjs), the way an
- * application ships: run by plain Node, without tsx, whose keep-names wrappers give every named
- * closure its own property array (about 4 KB more heap per held stream in the demo server).
+ * A bench entry point compiled to plain JavaScript (bench/dist/<path>.mjs for bench/src/<path>.ts),
+ * the way an application ships: run by plain Node, without tsx, whose keep-names wrappers give every
+ * named closure its own property array (about 4 KB more heap per held stream in the demo server) and
+ * whose loader costs CPU on every import. `path` is relative to bench/src.
  */
-export function compiledEntry(entry: string): Promise<string> {
-  let output = compiled.get(entry);
+export function compiledScript(path: string): Promise<string> {
+  let output = compiled.get(path);
   if (output === undefined) {
-    const outfile = join(BENCH_DIR, 'dist', 'servers', entry.replace(/\.ts$/, '.mjs'));
+    const outfile = join(BENCH_DIR, 'dist', path.replace(/\.ts$/, '.mjs'));
     output = build({
-      entryPoints: [join(BENCH_DIR, 'src', 'servers', entry)],
+      entryPoints: [join(BENCH_DIR, 'src', path)],
       outfile,
       bundle: true,
       platform: 'node',
@@ -59,9 +60,14 @@ export function compiledEntry(entry: string): Promise<string> {
       plugins: [externalDependencies],
       logLevel: 'warning',
     }).then(() => outfile);
-    compiled.set(entry, output);
+    compiled.set(path, output);
   }
   return output;
+}
+
+/** The server entry bench/src/servers/<entry> compiled to bench/dist/servers/<entry>.mjs (see {@link compiledScript}). */
+export function compiledEntry(entry: string): Promise<string> {
+  return compiledScript(join('servers', entry));
 }
 
 export class ServerProcess {
