@@ -29,16 +29,20 @@ export const SSE_ROUTE_OPTIONS = {
  * life. Sent with the event, only the concatenation was flattened, and the response kept its head
  * as a tree of some 30 string pieces: about 0.8 KB per held stream (bench/PROFILE.md).
  */
-async function sendFirst(reply: FastifyReply, event: { id: string; data: string }): Promise<void> {
+function sendFirst(reply: FastifyReply, event: { id: string; data: string }): Promise<void> {
   const socket = reply.raw.socket;
   socket?.cork();
+  let sent: Promise<void>;
   try {
     reply.sse.sendHeaders();
     reply.raw.flushHeaders();
-    await reply.sse.send(event);
+    // `send` writes before its first await; uncorked before waiting on it, as a write past the
+    // socket's buffer waits for a `drain` that a corked socket never emits.
+    sent = reply.sse.send(event);
   } finally {
     socket?.uncork();
   }
+  return sent;
 }
 
 export class StreamHub {
