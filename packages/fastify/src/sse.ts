@@ -45,6 +45,106 @@ function sendFirst(reply: FastifyReply, event: { id: string; data: string }): Pr
   return sent;
 }
 
+/**
+ * Writes one stream's frames as they come, with callbacks rather than an async loop: while the
+ * stream waits for its task's next event, all it holds is this object and the pending `next()`.
+ */
+class StreamPump {
+  readonly #request: FastifyRequest;
+  readonly #reply: FastifyReply;
+  readonly #stream: EncodedStream;
+  readonly #end: StreamEnd;
+  /** Resolves the route handler's promise; undefined once called. */
+  #settle: (() => void) | undefined;
+  readonly #ended: () => void;
+  readonly #onFrame = (result: IteratorResult<StreamFrame>): void => this.#write(result);
+  readonly #onError = (error: unknown): void => this.#fail(error);
+  readonly #onSent = (): void => this.next();
+
+  constructor(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    stream: EncodedStream,
+    end: StreamEnd,
+    settle: () => void,
+    ended: () => void,
+  ) {
+    this.#request = request;
+    this.#reply = reply;
+    this.#stream = stream;
+    this.#end = end;
+    this.#settle = settle;
+    this.#ended = ended;
+  }
+
+  next(): void {
+    this.#stream.frames.next().then(this.#onFrame, this.#onError);
+  }
+
+  #write(result: IteratorResult<StreamFrame>): void {
+    const reply = this.#reply;
+    if (result.done === true || !reply.sse.isConnected) {
+      // A stream that ends before its first event (a reconnect whose Last-Event-ID is the final
+      // event) is still an event stream: EventSource and @a2a-js/sdk refuse a 200 answer whose
+      // Content-Type is not text/event-stream, which is what an empty reply would be.
+      if (!reply.raw.headersSent && reply.sse.isConnected) reply.sse.sendHeaders();
+      this.#finish();
+      return;
+    }
+    let sent: Promise<void>;
+    try {
+      const event = { id: String(result.value.seq), data: this.#stream.data(result.value) };
+      sent = reply.raw.headersSent ? reply.sse.send(event) : sendFirst(reply, event);
+    } catch (error) {
+      this.#fail(error);
+      return;
+    }
+    // The response is committed as SSE: the route handler can return.
+    this.#release();
+    sent.then(this.#onSent, this.#onError);
+  }
+
+  #fail(error: unknown): void {
+    this.#request.log.warn({ err: error }, 'a2a: stream failed');
+    const reply = this.#reply;
+    if (!reply.sse.isConnected) {
+      this.#finish();
+      return;
+    }
+    let sent: Promise<void>;
+    try {
+      sent = reply.sse.send(this.#stream.error(error));
+    } catch {
+      sent = Promise.resolve();
+    }
+    sent.then(
+      () => this.#finish(),
+      () => this.#finish(),
+    );
+  }
+
+  #finish(): void {
+    this.#end.abort();
+    const done = (): void => {
+      // Ends the response (if it was committed as SSE) and the request's part in Fastify.
+      this.#reply.sse.close();
+      this.#release();
+      this.#ended();
+    };
+    this.#stream.frames.return(undefined).then(done, (error: unknown) => {
+      this.#request.log.warn({ err: error }, 'a2a: a stream failed to end');
+      done();
+    });
+  }
+
+  #release(): void {
+    const settle = this.#settle;
+    if (settle === undefined) return;
+    this.#settle = undefined;
+    settle();
+  }
+}
+
 export class StreamHub {
   readonly #open = new Map<StreamEnd, FastifyReply>();
   readonly #heartbeat: NodeJS.Timeout | undefined;
@@ -68,30 +168,27 @@ export class StreamHub {
     this.#heartbeat?.unref();
   }
 
-  /** Writes the stream until it ends, the client goes away or the server closes. */
-  async pipe(request: FastifyRequest, reply: FastifyReply, stream: EncodedStream, end: StreamEnd): Promise<void> {
+  /**
+   * Writes the stream until it ends, the client goes away or the server closes. Resolves once the
+   * first event is written (or the stream ended before one): the route handler then returns and
+   * Fastify's part is done, while a {@link StreamPump} writes the rest and ends the response, so a
+   * held stream keeps no suspended async frame of the route, of @fastify/sse or of this method
+   * (bench/PROFILE.md, per-stream memory).
+   */
+  pipe(request: FastifyRequest, reply: FastifyReply, stream: EncodedStream, end: StreamEnd): Promise<void> {
     this.#open.set(end, reply);
     reply.sse.onClose(() => end.abort());
-    const { frames } = stream;
-    try {
-      for await (const frame of frames) {
-        if (!reply.sse.isConnected) break;
-        if (reply.raw.headersSent) await reply.sse.send({ id: String(frame.seq), data: stream.data(frame) });
-        else await sendFirst(reply, { id: String(frame.seq), data: stream.data(frame) });
-      }
-      // A stream that ends before its first event (a reconnect whose Last-Event-ID is the final
-      // event) is still an event stream: EventSource and @a2a-js/sdk refuse a 200 answer whose
-      // Content-Type is not text/event-stream, which is what an empty reply would be.
-      if (!reply.raw.headersSent && reply.sse.isConnected) reply.sse.sendHeaders();
-    } catch (error) {
-      request.log.warn({ err: error }, 'a2a: stream failed');
-      if (reply.sse.isConnected) await reply.sse.send(stream.error(error)).catch(() => undefined);
-    } finally {
-      end.abort();
-      this.#open.delete(end);
-      await frames.return(undefined);
-      if (this.#open.size === 0) for (const resolve of this.#onEmpty.splice(0)) resolve();
-    }
+    // @fastify/sse ends the response when the handler returns unless told otherwise: the pump ends it.
+    reply.sse.keepAlive();
+    return new Promise<void>((settle) => {
+      new StreamPump(request, reply, stream, end, settle, () => this.#ended(end)).next();
+    });
+  }
+
+  /** A stream's pump is done with it: the last stream to end wakes drain(). */
+  #ended(end: StreamEnd): void {
+    this.#open.delete(end);
+    if (this.#open.size === 0) for (const resolve of this.#onEmpty.splice(0)) resolve();
   }
 
   /** Streams being written. */
