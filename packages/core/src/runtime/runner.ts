@@ -84,41 +84,56 @@ export class TurnRunner {
     void turn.stage((task) => [events.status(task, 'working')])?.catch(() => undefined);
     const context = new AgentTurn(turn, this.#services, previousState, contextRecord?.state);
 
-    let thrown: unknown;
-    let how: 'returned' | 'timeout' = 'returned';
     const timeoutMs = this.#turnTimeoutMs;
     if (timeoutMs === undefined || timeoutMs <= 0) {
-      // No limit: no timer, no race, no extra promise kept alive while the agent works.
+      // No limit: no timer, no race. Chained rather than awaited: while the agent works, the turn
+      // keeps no suspended frame of this method (bench/PROFILE.md, per-stream memory).
+      return this.#execute(context).then(
+        () => this.#afterAgent(turn, undefined),
+        (error: unknown) => this.#afterAgent(turn, error),
+      );
+    }
+    let thrown: unknown;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      timer.unref();
+    });
+    const execution = (async () => {
       try {
         await this.#executor.execute(context);
       } catch (error) {
         thrown = error;
       }
       await turn.flush();
-    } else {
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), timeoutMs);
-        timer.unref();
-      });
-      const execution = (async () => {
-        try {
-          await this.#executor.execute(context);
-        } catch (error) {
-          thrown = error;
-        }
-        await turn.flush();
-        return 'returned' as const;
-      })();
-      how = await Promise.race([execution, timedOut]);
-      clearTimeout(timer);
-    }
-
+      return 'returned' as const;
+    })();
+    const how = await Promise.race([execution, timedOut]);
+    clearTimeout(timer);
     if (how === 'timeout') {
       turn.abort('timeout');
       await this.closeTurn(turn, `Turn timed out after ${timeoutMs} ms.`);
       return;
     }
+    await this.#closeAfterAgent(turn, thrown);
+  }
+
+  /** The executor's run as a promise, also when it throws before returning one. */
+  #execute(context: AgentTurn): Promise<void> {
+    try {
+      return Promise.resolve(this.#executor.execute(context));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  async #afterAgent(turn: Turn, thrown: unknown): Promise<void> {
+    await turn.flush();
+    await this.#closeAfterAgent(turn, thrown);
+  }
+
+  /** Closes the turn according to how it ended, once the agent returned (or threw) and its updates are written. */
+  async #closeAfterAgent(turn: Turn, thrown: unknown): Promise<void> {
     if (turn.abortCause === 'canceled') {
       await turn.writer.reload(); // settle with the canceled task, not the snapshot before the cancel
       return;
