@@ -5,7 +5,7 @@
  */
 
 import type { StreamFrame } from '@fastify-a2a/core';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { StreamEnd } from './context.js';
 
 /** A binding's stream: the frames, and how each one (or a failure) becomes an event. */
@@ -50,26 +50,23 @@ function sendFirst(reply: FastifyReply, event: { id: string; data: string }): Pr
  * stream waits for its task's next event, all it holds is this object and the pending `next()`.
  */
 class StreamPump {
-  readonly #request: FastifyRequest;
   readonly #reply: FastifyReply;
   readonly #stream: EncodedStream;
   readonly #end: StreamEnd;
   /** Resolves the route handler's promise; undefined once called. */
   #settle: (() => void) | undefined;
-  readonly #ended: () => void;
+  /** The hub's: called once the stream is done with. */
+  readonly #ended: (end: StreamEnd) => void;
   readonly #onFrame = (result: IteratorResult<StreamFrame>): void => this.#write(result);
   readonly #onError = (error: unknown): void => this.#fail(error);
-  readonly #onSent = (): void => this.next();
 
   constructor(
-    request: FastifyRequest,
     reply: FastifyReply,
     stream: EncodedStream,
     end: StreamEnd,
     settle: () => void,
-    ended: () => void,
+    ended: (end: StreamEnd) => void,
   ) {
-    this.#request = request;
     this.#reply = reply;
     this.#stream = stream;
     this.#end = end;
@@ -101,11 +98,11 @@ class StreamPump {
     }
     // The response is committed as SSE: the route handler can return.
     this.#release();
-    sent.then(this.#onSent, this.#onError);
+    sent.then(() => this.next(), this.#onError);
   }
 
   #fail(error: unknown): void {
-    this.#request.log.warn({ err: error }, 'a2a: stream failed');
+    this.#reply.request.log.warn({ err: error }, 'a2a: stream failed');
     const reply = this.#reply;
     if (!reply.sse.isConnected) {
       this.#finish();
@@ -129,10 +126,10 @@ class StreamPump {
       // Ends the response (if it was committed as SSE) and the request's part in Fastify.
       this.#reply.sse.close();
       this.#release();
-      this.#ended();
+      this.#ended(this.#end);
     };
     this.#stream.frames.return(undefined).then(done, (error: unknown) => {
-      this.#request.log.warn({ err: error }, 'a2a: a stream failed to end');
+      this.#reply.request.log.warn({ err: error }, 'a2a: a stream failed to end');
       done();
     });
   }
@@ -175,21 +172,21 @@ export class StreamHub {
    * held stream keeps no suspended async frame of the route, of @fastify/sse or of this method
    * (bench/PROFILE.md, per-stream memory).
    */
-  pipe(request: FastifyRequest, reply: FastifyReply, stream: EncodedStream, end: StreamEnd): Promise<void> {
+  pipe(reply: FastifyReply, stream: EncodedStream, end: StreamEnd): Promise<void> {
     this.#open.set(end, reply);
     reply.sse.onClose(() => end.abort());
     // @fastify/sse ends the response when the handler returns unless told otherwise: the pump ends it.
     reply.sse.keepAlive();
     return new Promise<void>((settle) => {
-      new StreamPump(request, reply, stream, end, settle, () => this.#ended(end)).next();
+      new StreamPump(reply, stream, end, settle, this.#ended).next();
     });
   }
 
   /** A stream's pump is done with it: the last stream to end wakes drain(). */
-  #ended(end: StreamEnd): void {
+  readonly #ended = (end: StreamEnd): void => {
     this.#open.delete(end);
     if (this.#open.size === 0) for (const resolve of this.#onEmpty.splice(0)) resolve();
-  }
+  };
 
   /** Streams being written. */
   get size(): number {

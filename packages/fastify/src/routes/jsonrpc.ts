@@ -137,6 +137,6 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
     }
     // Returned, not awaited: a held stream then keeps no suspended frame of this handler
     // (bench/PROFILE.md, per-stream memory).
-    return streams.pipe(request, reply, outcome, ctx.signal);
+    return streams.pipe(reply, outcome, ctx.signal);
   });
 };

@@ -195,7 +195,7 @@ async function restScope(
     }
     // Returned, not awaited: a held stream then keeps no suspended frame of this handler
     // (bench/PROFILE.md, per-stream memory).
-    return streams.pipe(request, reply, outcome, ctx.signal);
+    return streams.pipe(reply, outcome, ctx.signal);
   };
 
   const registered = new Set<string>();
