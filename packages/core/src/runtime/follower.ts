@@ -198,11 +198,9 @@ const WAIT = Symbol('wait');
 const END = Symbol('end');
 type Step = StreamFrame | typeof WAIT | typeof END;
 
-/** A next(), return() or throw() call: how to answer it. */
-interface Request {
-  resolve(result: IteratorResult<StreamFrame>): void;
-  reject(error: unknown): void;
-}
+/** How to answer a next(), return() or throw() call. */
+type Resolve = (result: IteratorResult<StreamFrame>) => void;
+type Reject = (error: unknown) => void;
 
 const DONE: IteratorResult<StreamFrame> = Object.freeze({ done: true, value: undefined });
 
@@ -238,8 +236,9 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
   #index = 0;
   #unsubscribe: (() => void) | undefined;
   #onAbort: (() => void) | undefined;
-  /** The call being answered; undefined when none is. */
-  #request: Request | undefined;
+  /** How to answer the call being served; undefined when none is. */
+  #resolve: Resolve | undefined;
+  #reject: Reject | undefined;
   /** Calls waiting for it. */
   #queue: (() => void)[] | undefined;
 
@@ -264,52 +263,56 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
   }
 
   next(): Promise<IteratorResult<StreamFrame>> {
-    return new Promise((resolve, reject) => this.#submit({ resolve, reject }, 'next'));
+    return new Promise((resolve, reject) => this.#submit(resolve, reject, 'next'));
   }
 
   return(value?: unknown): Promise<IteratorResult<StreamFrame>> {
     return new Promise((resolve, reject) =>
-      this.#submit({ resolve: () => resolve({ done: true, value: value as undefined }), reject }, 'return'),
+      this.#submit(() => resolve({ done: true, value: value as undefined }), reject, 'return'),
     );
   }
 
   throw(error: unknown): Promise<IteratorResult<StreamFrame>> {
-    return new Promise((resolve, reject) => this.#submit({ resolve, reject: () => reject(error) }, 'throw'));
+    return new Promise((resolve, reject) => this.#submit(resolve, () => reject(error), 'throw'));
   }
 
-  #submit(request: Request, kind: 'next' | 'return' | 'throw'): void {
-    const serve = (): void => {
-      this.#request = request;
-      if (kind === 'next') {
-        if (this.#phase === 2) this.#answer(DONE);
-        else this.#step();
-        return;
-      }
-      this.#close();
-      if (kind === 'return') this.#answer(DONE);
-      else this.#fail(undefined);
-    };
-    if (this.#request === undefined) {
-      serve();
+  #submit(resolve: Resolve, reject: Reject, kind: 'next' | 'return' | 'throw'): void {
+    if (this.#resolve === undefined) {
+      this.#serve(resolve, reject, kind);
       return;
     }
     this.#queue ??= [];
-    this.#queue.push(serve);
+    this.#queue.push(() => this.#serve(resolve, reject, kind));
+  }
+
+  #serve(resolve: Resolve, reject: Reject, kind: 'next' | 'return' | 'throw'): void {
+    this.#resolve = resolve;
+    this.#reject = reject;
+    if (kind === 'next') {
+      if (this.#phase === 2) this.#answer(DONE);
+      else this.#step();
+      return;
+    }
+    this.#close();
+    if (kind === 'return') this.#answer(DONE);
+    else this.#fail(undefined);
   }
 
   /** Answers the call being served, then serves the next one waiting. */
   #answer(result: IteratorResult<StreamFrame>): void {
-    const request = this.#request;
-    this.#request = undefined;
-    request?.resolve(result);
+    const resolve = this.#resolve;
+    this.#resolve = undefined;
+    this.#reject = undefined;
+    resolve?.(result);
     this.#queue?.shift()?.();
   }
 
   #fail(error: unknown): void {
     this.#close();
-    const request = this.#request;
-    this.#request = undefined;
-    request?.reject(error);
+    const reject = this.#reject;
+    this.#resolve = undefined;
+    this.#reject = undefined;
+    reject?.(error);
     this.#queue?.shift()?.();
   }
 
