@@ -174,7 +174,9 @@ export class StreamHub {
    */
   pipe(reply: FastifyReply, stream: EncodedStream, end: StreamEnd): Promise<void> {
     this.#open.set(end, reply);
-    reply.sse.onClose(() => end.abort());
+    // The client went away. On the response rather than through reply.sse.onClose, whose list of
+    // callbacks would be an array with room for 17 (bench/PROFILE.md, per-stream memory).
+    reply.raw.on('close', () => end.abort());
     // @fastify/sse ends the response when the handler returns unless told otherwise: the pump ends it.
     reply.sse.keepAlive();
     return new Promise<void>((settle) => {
