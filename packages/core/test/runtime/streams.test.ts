@@ -55,9 +55,14 @@ describe('lost notifications', () => {
   });
 });
 
-/** A MemoryStore that counts the subscriptions still open. */
+/** A MemoryStore that counts the subscriptions still open, and the getTask calls. */
 class CountingStore extends MemoryStore {
   subscribed = 0;
+  getTaskCalls = 0;
+  override getTask(...args: Parameters<MemoryStore['getTask']>): ReturnType<MemoryStore['getTask']> {
+    this.getTaskCalls++;
+    return super.getTask(...args);
+  }
   override subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
     this.subscribed++;
     const unsubscribe = super.subscribe(taskId, listener);
@@ -167,5 +172,19 @@ describe('a stream behaves as an async generator', () => {
     expect(store.subscribed).toBe(0);
     expect(await stream.next()).toEqual({ done: true, value: undefined });
     held.release();
+  });
+
+  it('a stream opened with its task (message/stream) reads no task while it follows the log', async () => {
+    const store = new CountingStore();
+    const { held, executor } = heldAgent();
+    const runtime = start(executor, { store });
+    const stream = await runtime.streamMessage({ message: userMessage('x') });
+    expect((await stream.next()).value?.result.kind).toBe('task');
+    expect((await stream.next()).value?.result).toMatchObject({ kind: 'status-update', status: { state: 'working' } });
+    const last = stream.next();
+    await delay(20);
+    held.release();
+    expect((await last).value?.result).toMatchObject({ kind: 'status-update', final: true });
+    expect(store.getTaskCalls).toBe(0);
   });
 });
