@@ -52,22 +52,34 @@ export function requestedVersion(request: FastifyRequest): ProtocolVersion {
  */
 export class StreamEnd implements StreamSignal {
   aborted = false;
-  #listeners: (() => void)[] | undefined;
+  /** One listener as itself, an array only for more (a stream has one: its follower's). */
+  #listeners: (() => void) | (() => void)[] | undefined;
 
   addEventListener(_type: 'abort', listener: () => void): void {
-    this.#listeners ??= [];
-    this.#listeners.push(listener);
+    const listeners = this.#listeners;
+    if (listeners === undefined) this.#listeners = listener;
+    else if (Array.isArray(listeners)) listeners.push(listener);
+    else this.#listeners = [listeners, listener];
   }
 
   removeEventListener(_type: 'abort', listener: () => void): void {
-    const index = this.#listeners?.indexOf(listener) ?? -1;
-    if (index >= 0) this.#listeners?.splice(index, 1);
+    const listeners = this.#listeners;
+    if (listeners === listener) {
+      this.#listeners = undefined;
+      return;
+    }
+    if (!Array.isArray(listeners)) return;
+    const index = listeners.indexOf(listener);
+    if (index >= 0) listeners.splice(index, 1);
   }
 
   abort(): void {
     if (this.aborted) return;
     this.aborted = true;
-    for (const listener of this.#listeners?.splice(0) ?? []) listener();
+    const listeners = this.#listeners;
+    this.#listeners = undefined;
+    if (typeof listeners === 'function') listeners();
+    else for (const listener of listeners ?? []) listener();
   }
 }
 

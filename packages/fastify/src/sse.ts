@@ -5,7 +5,7 @@
  */
 
 import type { StreamFrame } from '@fastify-a2a/core';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import type { StreamEnd } from './context.js';
 
 /** A binding's stream: the frames, and how each one (or a failure) becomes an event. */
@@ -22,6 +22,125 @@ export const SSE_ROUTE_OPTIONS = {
   heartbeat: false,
   serializer: (data: unknown) => data as string,
 } as const;
+
+/**
+ * The first event, with the response head: the head is written on its own (corked into the same
+ * segment as the event), which makes Node flatten the header string it keeps for the response's
+ * life. Sent with the event, only the concatenation was flattened, and the response kept its head
+ * as a tree of some 30 string pieces: about 0.8 KB per held stream (bench/PROFILE.md).
+ */
+function sendFirst(reply: FastifyReply, event: { id: string; data: string }): Promise<void> {
+  const socket = reply.raw.socket;
+  socket?.cork();
+  let sent: Promise<void>;
+  try {
+    reply.sse.sendHeaders();
+    reply.raw.flushHeaders();
+    // `send` writes before its first await; uncorked before waiting on it, as a write past the
+    // socket's buffer waits for a `drain` that a corked socket never emits.
+    sent = reply.sse.send(event);
+  } finally {
+    socket?.uncork();
+  }
+  return sent;
+}
+
+/**
+ * Writes one stream's frames as they come, with callbacks rather than an async loop: while the
+ * stream waits for its task's next event, all it holds is this object and the pending `next()`.
+ */
+class StreamPump {
+  readonly #reply: FastifyReply;
+  readonly #stream: EncodedStream;
+  readonly #end: StreamEnd;
+  /** Resolves the route handler's promise; undefined once called. */
+  #settle: (() => void) | undefined;
+  /** The hub's: called once the stream is done with. */
+  readonly #ended: (end: StreamEnd) => void;
+  readonly #onFrame = (result: IteratorResult<StreamFrame>): void => this.#write(result);
+  readonly #onError = (error: unknown): void => this.#fail(error);
+
+  constructor(
+    reply: FastifyReply,
+    stream: EncodedStream,
+    end: StreamEnd,
+    settle: () => void,
+    ended: (end: StreamEnd) => void,
+  ) {
+    this.#reply = reply;
+    this.#stream = stream;
+    this.#end = end;
+    this.#settle = settle;
+    this.#ended = ended;
+  }
+
+  next(): void {
+    this.#stream.frames.next().then(this.#onFrame, this.#onError);
+  }
+
+  #write(result: IteratorResult<StreamFrame>): void {
+    const reply = this.#reply;
+    if (result.done === true || !reply.sse.isConnected) {
+      // A stream that ends before its first event (a reconnect whose Last-Event-ID is the final
+      // event) is still an event stream: EventSource and @a2a-js/sdk refuse a 200 answer whose
+      // Content-Type is not text/event-stream, which is what an empty reply would be.
+      if (!reply.raw.headersSent && reply.sse.isConnected) reply.sse.sendHeaders();
+      this.#finish();
+      return;
+    }
+    let sent: Promise<void>;
+    try {
+      const event = { id: String(result.value.seq), data: this.#stream.data(result.value) };
+      sent = reply.raw.headersSent ? reply.sse.send(event) : sendFirst(reply, event);
+    } catch (error) {
+      this.#fail(error);
+      return;
+    }
+    // The response is committed as SSE: the route handler can return.
+    this.#release();
+    sent.then(() => this.next(), this.#onError);
+  }
+
+  #fail(error: unknown): void {
+    this.#reply.request.log.warn({ err: error }, 'a2a: stream failed');
+    const reply = this.#reply;
+    if (!reply.sse.isConnected) {
+      this.#finish();
+      return;
+    }
+    let sent: Promise<void>;
+    try {
+      sent = reply.sse.send(this.#stream.error(error));
+    } catch {
+      sent = Promise.resolve();
+    }
+    sent.then(
+      () => this.#finish(),
+      () => this.#finish(),
+    );
+  }
+
+  #finish(): void {
+    this.#end.abort();
+    const done = (): void => {
+      // Ends the response (if it was committed as SSE) and the request's part in Fastify.
+      this.#reply.sse.close();
+      this.#release();
+      this.#ended(this.#end);
+    };
+    this.#stream.frames.return(undefined).then(done, (error: unknown) => {
+      this.#reply.request.log.warn({ err: error }, 'a2a: a stream failed to end');
+      done();
+    });
+  }
+
+  #release(): void {
+    const settle = this.#settle;
+    if (settle === undefined) return;
+    this.#settle = undefined;
+    settle();
+  }
+}
 
 export class StreamHub {
   readonly #open = new Map<StreamEnd, FastifyReply>();
@@ -46,30 +165,30 @@ export class StreamHub {
     this.#heartbeat?.unref();
   }
 
-  /** Writes the stream until it ends, the client goes away or the server closes. */
-  async pipe(request: FastifyRequest, reply: FastifyReply, stream: EncodedStream, end: StreamEnd): Promise<void> {
+  /**
+   * Writes the stream until it ends, the client goes away or the server closes. Resolves once the
+   * first event is written (or the stream ended before one): the route handler then returns and
+   * Fastify's part is done, while a {@link StreamPump} writes the rest and ends the response, so a
+   * held stream keeps no suspended async frame of the route, of @fastify/sse or of this method
+   * (bench/PROFILE.md, per-stream memory).
+   */
+  pipe(reply: FastifyReply, stream: EncodedStream, end: StreamEnd): Promise<void> {
     this.#open.set(end, reply);
-    reply.sse.onClose(() => end.abort());
-    const { frames } = stream;
-    try {
-      for await (const frame of frames) {
-        if (!reply.sse.isConnected) break;
-        await reply.sse.send({ id: String(frame.seq), data: stream.data(frame) });
-      }
-      // A stream that ends before its first event (a reconnect whose Last-Event-ID is the final
-      // event) is still an event stream: EventSource and @a2a-js/sdk refuse a 200 answer whose
-      // Content-Type is not text/event-stream, which is what an empty reply would be.
-      if (!reply.raw.headersSent && reply.sse.isConnected) reply.sse.sendHeaders();
-    } catch (error) {
-      request.log.warn({ err: error }, 'a2a: stream failed');
-      if (reply.sse.isConnected) await reply.sse.send(stream.error(error)).catch(() => undefined);
-    } finally {
-      end.abort();
-      this.#open.delete(end);
-      await frames.return(undefined);
-      if (this.#open.size === 0) for (const resolve of this.#onEmpty.splice(0)) resolve();
-    }
+    // The client went away. On the response rather than through reply.sse.onClose, whose list of
+    // callbacks would be an array with room for 17 (bench/PROFILE.md, per-stream memory).
+    reply.raw.on('close', () => end.abort());
+    // @fastify/sse ends the response when the handler returns unless told otherwise: the pump ends it.
+    reply.sse.keepAlive();
+    return new Promise<void>((settle) => {
+      new StreamPump(reply, stream, end, settle, this.#ended).next();
+    });
   }
+
+  /** A stream's pump is done with it: the last stream to end wakes drain(). */
+  readonly #ended = (end: StreamEnd): void => {
+    this.#open.delete(end);
+    if (this.#open.size === 0) for (const resolve of this.#onEmpty.splice(0)) resolve();
+  };
 
   /** Streams being written. */
   get size(): number {

@@ -9,7 +9,7 @@ import { isFinalState, isTerminalState, type Task } from '../model/types.js';
 import { type MultiMap, multiMapAdd, multiMapDelete, multiMapValues } from '../multi-map.js';
 import type { StreamSignal } from '../protocol/context.js';
 import type { StreamFrame } from '../protocol/operations.js';
-import type { A2AStore, StoreCallContext } from '../store.js';
+import type { A2AStore, StoreCallContext, StoredEvent } from '../store.js';
 import type { RuntimeLogger, StreamOptions } from './options.js';
 
 /**
@@ -53,9 +53,9 @@ export function followOptions(
 interface Waiter {
   readonly taskId: string;
   /** The sequence of the last event it read. */
-  last: number;
-  /** Set while it waits: true for a notification (or an abort), false from the safety poll. */
-  wake: ((notified: boolean) => void) | undefined;
+  readonly last: number;
+  /** Wakes it if it waits: true for a notification (or an abort), false from the safety poll. */
+  wake(notified: boolean): void;
 }
 
 /** Task ids per getVersions call of the safety poll. */
@@ -89,85 +89,10 @@ export class Follower {
   /**
    * The stream of a task: `snapshot` as the first frame when given (read at version `afterSeq`),
    * then the log after `afterSeq`, until a final status event, the end of the turn of
-   * `turnMessageId`, or `signal` aborts. One generator per stream: a held stream keeps one frame.
+   * `turnMessageId`, or `signal` aborts. See {@link FollowStream}.
    */
-  async *follow(
-    taskId: string,
-    afterSeq: number,
-    options: FollowOptions,
-    snapshot?: Task,
-  ): AsyncGenerator<StreamFrame> {
-    const { signal, turnMessageId } = options;
-    let sent = false;
-    if (snapshot !== undefined) {
-      sent = true;
-      const { state } = snapshot.status;
-      yield { seq: afterSeq, result: withHistoryLength(snapshot, options.historyLength) };
-      snapshot = undefined; // not kept alive while the stream waits
-      if (options.onlySnapshot || (options.endIfFinal && isFinalState(state))) return;
-    }
-    const waiter: Waiter = { taskId, last: afterSeq, wake: undefined };
-    let notified = false;
-    const unsubscribe = this.#store.subscribe(taskId, (seq) => {
-      if (seq > waiter.last) {
-        notified = true;
-        waiter.wake?.(true);
-      }
-    });
-    const onAbort = (): void => waiter.wake?.(true);
-    signal?.addEventListener('abort', onAbort);
-    try {
-      let checkTask = true;
-      while (!signal?.aborted) {
-        notified = false;
-        const events = await this.#store.readEvents(taskId, waiter.last, READ_BATCH, options.storeContext);
-        for (const stored of events) {
-          waiter.last = stored.seq;
-          const { event } = stored;
-          if (event.kind === 'turn-end') {
-            if (event.turnId === turnMessageId) return;
-            continue;
-          }
-          if (event.kind === 'message') continue; // user follow-ups are in the next Task snapshot, not stream items
-          sent = true;
-          yield { seq: stored.seq, result: event };
-          if (endsStream(event)) return;
-        }
-        if (events.length > 0) continue;
-        if (checkTask) {
-          // Nothing new: the task may be gone (purged) or already past its final event.
-          const record = await this.#store.getTask(taskId, options.storeContext);
-          if (record === undefined) return;
-          // Past the last event of a terminal task, nothing more can come. An interrupted task
-          // (input-required) may be about to resume with the turn `turnMessageId` waits for.
-          const { state } = record.task.status;
-          if (
-            record.version <= waiter.last &&
-            (isTerminalState(state) || (isFinalState(state) && turnMessageId === undefined))
-          ) {
-            // A stream about to end having sent nothing (a reconnect whose Last-Event-ID is the
-            // final event, or past it) answers with the task as it stands, as §7.9 answers a
-            // subscription to a finished task: an empty stream would not tell the client how the
-            // task ended. Its id is the latest event's, so reconnecting with it answers the same.
-            if (!sent) yield { seq: record.version, result: withHistoryLength(record.task, options.historyLength) };
-            return;
-          }
-        }
-        if (notified || signal?.aborted) continue;
-        // Wait for a notification, or for the safety poll to see the task changed (or gone).
-        const woke = await new Promise<boolean>((resolve) => {
-          waiter.wake = resolve;
-          this.#startWaiting(waiter);
-        });
-        this.#stopWaiting(waiter);
-        waiter.wake = undefined;
-        checkTask = !woke;
-      }
-    } finally {
-      this.#stopWaiting(waiter);
-      unsubscribe();
-      signal?.removeEventListener('abort', onAbort);
-    }
+  follow(taskId: string, afterSeq: number, options: FollowOptions, snapshot?: Task): AsyncGenerator<StreamFrame> {
+    return new FollowStream(this.#store, this.#waitingList, taskId, afterSeq, options, snapshot);
   }
 
   /**
@@ -215,24 +140,25 @@ export class Follower {
   }
 
   /**
-   * Registers a waiting stream with the safety poll: one timer and one `getVersions` call per
-   * interval for every stream this runtime serves, rather than a timer and two reads per stream.
+   * The safety poll's list of waiting streams: one timer and one `getVersions` call per interval
+   * for every stream this runtime serves, rather than a timer and two reads per stream.
    */
-  #startWaiting(waiter: Waiter): void {
-    multiMapAdd(this.#waiting, waiter.taskId, waiter);
-    if (this.#pollTimer === undefined && !this.#stopped) {
-      this.#pollTimer = setInterval(() => void this.#poll(), this.#pollIntervalMs);
-      this.#pollTimer.unref();
-    }
-  }
-
-  #stopWaiting(waiter: Waiter): void {
-    if (!multiMapDelete(this.#waiting, waiter.taskId, waiter)) return;
-    if (this.#waiting.size === 0 && this.#pollTimer !== undefined) {
-      clearInterval(this.#pollTimer);
-      this.#pollTimer = undefined;
-    }
-  }
+  readonly #waitingList: WaitingList = {
+    add: (waiter) => {
+      multiMapAdd(this.#waiting, waiter.taskId, waiter);
+      if (this.#pollTimer === undefined && !this.#stopped) {
+        this.#pollTimer = setInterval(() => void this.#poll(), this.#pollIntervalMs);
+        this.#pollTimer.unref();
+      }
+    },
+    delete: (waiter) => {
+      if (!multiMapDelete(this.#waiting, waiter.taskId, waiter)) return;
+      if (this.#waiting.size === 0 && this.#pollTimer !== undefined) {
+        clearInterval(this.#pollTimer);
+        this.#pollTimer = undefined;
+      }
+    },
+  };
 
   /**
    * The safety net under notifications (which a crash between a commit and its NOTIFY can lose):
@@ -249,7 +175,7 @@ export class Follower {
         for (const taskId of batch) {
           const version = versions.get(taskId);
           for (const waiter of multiMapValues(this.#waiting, taskId)) {
-            if (version === undefined || version > waiter.last) waiter.wake?.(false);
+            if (version === undefined || version > waiter.last) waiter.wake(false);
           }
         }
       }
@@ -257,6 +183,257 @@ export class Follower {
       this.#log.warn({ err: error }, 'a2a: the safety poll of open streams failed; it runs again next interval');
     } finally {
       this.#polling = false;
+    }
+  }
+}
+
+/** Where waiting streams register with the safety poll. */
+interface WaitingList {
+  add(waiter: Waiter): void;
+  delete(waiter: Waiter): void;
+}
+
+/** What a step of a stream came to: a frame to send, the end, or nothing new yet. */
+const WAIT = Symbol('wait');
+const END = Symbol('end');
+type Step = StreamFrame | typeof WAIT | typeof END;
+
+/** How to answer a next(), return() or throw() call. */
+type Resolve = (result: IteratorResult<StreamFrame>) => void;
+type Reject = (error: unknown) => void;
+
+const DONE: IteratorResult<StreamFrame> = Object.freeze({ done: true, value: undefined });
+
+/**
+ * One stream, as an async iterator written out rather than an async generator: while it waits for
+ * its task's next event it holds this object and the pending next() call's promise, and no
+ * suspended frame (an async generator held about 0.7 KB more per held stream: bench/PROFILE.md).
+ * It behaves as the generator did: the snapshot first when given, then the log after `afterSeq`;
+ * it subscribes to the task once past the snapshot, and lets go (subscription, abort listener,
+ * safety poll) when it ends, fails, or is returned or thrown into. Calls made while one is being
+ * answered wait their turn, as a generator's do.
+ */
+class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
+  readonly taskId: string;
+  last: number;
+  readonly #store: A2AStore;
+  readonly #waitingList: WaitingList;
+  readonly #options: FollowOptions;
+  #snapshot: Task | undefined;
+  /** 0: not subscribed yet; 1: following the log; 2: ended. */
+  #phase: 0 | 1 | 2 = 0;
+  /** The frame just answered ends the stream: the next call ends it. */
+  #endNext = false;
+  /** Whether it answered any frame. */
+  #sent = false;
+  /**
+   * Read the task when the log has nothing new: at the start, and after a wake from the safety poll
+   * (not a notification). Not at the start after a snapshot that is not final: that read could
+   * only find the task as the snapshot has it (the log after it is empty), so a stream opened
+   * with its task makes one store read fewer (bench/PROFILE.md, per-stream memory). A task that
+   * became terminal and was purged meanwhile is found by the safety poll.
+   */
+  #checkTask: boolean;
+  /** A notification of a newer event came since the last read. */
+  #notified = false;
+  #waiting = false;
+  /** The log events read and not answered yet. */
+  #batch: readonly StoredEvent[] = [];
+  #index = 0;
+  #unsubscribe: (() => void) | undefined;
+  #onAbort: (() => void) | undefined;
+  /** How to answer the call being served; undefined when none is. */
+  #resolve: Resolve | undefined;
+  #reject: Reject | undefined;
+  /** Calls waiting for it. */
+  #queue: (() => void)[] | undefined;
+
+  constructor(
+    store: A2AStore,
+    waitingList: WaitingList,
+    taskId: string,
+    afterSeq: number,
+    options: FollowOptions,
+    snapshot: Task | undefined,
+  ) {
+    this.#store = store;
+    this.#waitingList = waitingList;
+    this.taskId = taskId;
+    this.last = afterSeq;
+    this.#options = options;
+    this.#snapshot = snapshot;
+    this.#checkTask = snapshot === undefined || isFinalState(snapshot.status.state);
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this;
+  }
+
+  next(): Promise<IteratorResult<StreamFrame>> {
+    return new Promise((resolve, reject) => this.#submit(resolve, reject, 'next'));
+  }
+
+  return(value?: unknown): Promise<IteratorResult<StreamFrame>> {
+    return new Promise((resolve, reject) =>
+      this.#submit(() => resolve({ done: true, value: value as undefined }), reject, 'return'),
+    );
+  }
+
+  throw(error: unknown): Promise<IteratorResult<StreamFrame>> {
+    return new Promise((resolve, reject) => this.#submit(resolve, () => reject(error), 'throw'));
+  }
+
+  #submit(resolve: Resolve, reject: Reject, kind: 'next' | 'return' | 'throw'): void {
+    if (this.#resolve === undefined) {
+      this.#serve(resolve, reject, kind);
+      return;
+    }
+    this.#queue ??= [];
+    this.#queue.push(() => this.#serve(resolve, reject, kind));
+  }
+
+  #serve(resolve: Resolve, reject: Reject, kind: 'next' | 'return' | 'throw'): void {
+    this.#resolve = resolve;
+    this.#reject = reject;
+    if (kind === 'next') {
+      if (this.#phase === 2) this.#answer(DONE);
+      else this.#step();
+      return;
+    }
+    this.#close();
+    if (kind === 'return') this.#answer(DONE);
+    else this.#fail(undefined);
+  }
+
+  /** Answers the call being served, then serves the next one waiting. */
+  #answer(result: IteratorResult<StreamFrame>): void {
+    const resolve = this.#resolve;
+    this.#resolve = undefined;
+    this.#reject = undefined;
+    resolve?.(result);
+    this.#queue?.shift()?.();
+  }
+
+  #fail(error: unknown): void {
+    this.#close();
+    const reject = this.#reject;
+    this.#resolve = undefined;
+    this.#reject = undefined;
+    reject?.(error);
+    this.#queue?.shift()?.();
+  }
+
+  #step(): void {
+    this.#advance().then(
+      (step) => {
+        if (step === WAIT) {
+          this.#waiting = true;
+          this.#waitingList.add(this);
+        } else if (step === END) {
+          this.#close();
+          this.#answer(DONE);
+        } else {
+          this.#sent = true;
+          this.#answer({ done: false, value: step });
+        }
+      },
+      (error: unknown) => this.#fail(error),
+    );
+  }
+
+  /** Called by a notification or an abort (true), or the safety poll (false). */
+  wake(notified: boolean): void {
+    if (!this.#waiting) return;
+    this.#waiting = false;
+    this.#waitingList.delete(this);
+    this.#checkTask = !notified;
+    // Not from within the store's notification or the poll's loop.
+    queueMicrotask(() => this.#step());
+  }
+
+  /** Lets go of the subscription, the abort listener and the safety poll; the stream has ended. */
+  #close(): void {
+    if (this.#phase === 2) return;
+    const subscribed = this.#phase === 1;
+    this.#phase = 2;
+    this.#batch = [];
+    this.#snapshot = undefined;
+    if (!subscribed) return;
+    if (this.#waiting) {
+      this.#waiting = false;
+      this.#waitingList.delete(this);
+    }
+    this.#unsubscribe?.();
+    if (this.#onAbort !== undefined) this.#options.signal?.removeEventListener('abort', this.#onAbort);
+  }
+
+  #subscribe(): void {
+    this.#phase = 1;
+    this.#unsubscribe = this.#store.subscribe(this.taskId, (seq) => {
+      if (seq > this.last) {
+        this.#notified = true;
+        this.wake(true);
+      }
+    });
+    this.#onAbort = (): void => this.wake(true);
+    this.#options.signal?.addEventListener('abort', this.#onAbort);
+  }
+
+  /** The stream's next frame, its end, or WAIT when the log has nothing new yet. */
+  async #advance(): Promise<Step> {
+    if (this.#endNext) return END;
+    const options = this.#options;
+    const { signal, turnMessageId } = options;
+    const snapshot = this.#snapshot;
+    if (snapshot !== undefined) {
+      this.#snapshot = undefined; // not kept alive while the stream waits
+      if (options.onlySnapshot || (options.endIfFinal && isFinalState(snapshot.status.state))) this.#endNext = true;
+      return { seq: this.last, result: withHistoryLength(snapshot, options.historyLength) };
+    }
+    if (this.#phase === 0) this.#subscribe();
+    for (;;) {
+      const batch = this.#batch;
+      while (this.#index < batch.length) {
+        const stored = batch[this.#index++] as StoredEvent;
+        this.last = stored.seq;
+        const { event } = stored;
+        if (event.kind === 'turn-end') {
+          if (event.turnId === turnMessageId) return END;
+          continue;
+        }
+        if (event.kind === 'message') continue; // user follow-ups are in the next Task snapshot, not stream items
+        if (endsStream(event)) this.#endNext = true;
+        return { seq: stored.seq, result: event };
+      }
+      if (signal?.aborted) return END;
+      this.#notified = false;
+      const events = await this.#store.readEvents(this.taskId, this.last, READ_BATCH, options.storeContext);
+      this.#batch = events;
+      this.#index = 0;
+      if (events.length > 0) continue;
+      if (this.#checkTask) {
+        // Nothing new: the task may be gone (purged) or already past its final event.
+        const record = await this.#store.getTask(this.taskId, options.storeContext);
+        if (record === undefined) return END;
+        // Past the last event of a terminal task, nothing more can come. An interrupted task
+        // (input-required) may be about to resume with the turn `turnMessageId` waits for.
+        const { state } = record.task.status;
+        if (
+          record.version <= this.last &&
+          (isTerminalState(state) || (isFinalState(state) && turnMessageId === undefined))
+        ) {
+          // A stream about to end having sent nothing (a reconnect whose Last-Event-ID is the
+          // final event, or past it) answers with the task as it stands, as §7.9 answers a
+          // subscription to a finished task: an empty stream would not tell the client how the
+          // task ended. Its id is the latest event's, so reconnecting with it answers the same.
+          if (this.#sent) return END;
+          this.#endNext = true;
+          return { seq: record.version, result: withHistoryLength(record.task, options.historyLength) };
+        }
+      }
+      if (this.#notified || signal?.aborted) continue;
+      // Wait for a notification, or for the safety poll to see the task changed (or gone).
+      return WAIT;
     }
   }
 }

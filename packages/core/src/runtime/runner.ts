@@ -47,18 +47,33 @@ export class TurnRunner {
     this.#drainTimeoutMs = options.drainTimeoutMs;
   }
 
-  async run(turn: Turn): Promise<void> {
-    if (turn.settled || turn.aborted) return; // canceled (or shut down) while it waited for its context
-    const { store, events } = this.#services;
+  /**
+   * Runs the turn. Not an async function: a new task in a context this message created (most
+   * streams) goes from here to the agent with no read, and its run is then one promise chained on
+   * the agent's, with no suspended frame or extra promise per running turn (bench/PROFILE.md,
+   * per-stream memory). Never throws: a failure is the returned promise's.
+   */
+  run(turn: Turn): Promise<void> {
+    try {
+      if (turn.settled || turn.aborted) return Promise.resolve(); // canceled (or shut down) while it waited for its context
+      // A new task in a context this message created, which started at once, reads nothing (a
+      // context it created has no state yet): no retry loop for it either.
+      if (turn.waited || !turn.isNewTask || !turn.isNewContext) return this.#readThenStart(turn);
+      return this.#start(turn, undefined);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  async #readThenStart(turn: Turn): Promise<void> {
+    const { store } = this.#services;
     // A task that turns of others may have changed while this one waited is read again; a new
     // task that started at once is as this worker wrote it (a cancel meanwhile still shows up as
     // a version conflict on the first write, and the watch aborts the turn).
     // The reads before the agent runs are retried through a store outage (issue 14): the turn has
     // its slot, and failing it for a read would fail a task the agent never saw.
     let contextRecord: Awaited<ReturnType<typeof store.getContext>>;
-    // A new task in a context this message created, which started at once, reads nothing (a
-    // context it created has no state yet): no retry loop for it either.
-    if (turn.waited || !turn.isNewTask || !turn.isNewContext) {
+    {
       const read = await retryUntilDone(
         async () => {
           if (turn.waited || !turn.isNewTask) {
@@ -78,47 +93,70 @@ export class TurnRunner {
       );
       if (!read) throw new Error('The store could not be read before the turn started.');
     }
+    return this.#start(turn, contextRecord?.state);
+  }
+
+  /** Moves the task to `working` and runs the agent; the turn's context state as read (undefined for a new context). */
+  #start(turn: Turn, contextState: unknown): Promise<void> {
     const previousState = turn.writer.task.status.state;
-    if (isTerminalState(previousState)) return;
+    if (isTerminalState(previousState)) return Promise.resolve();
+    const { events } = this.#services;
     // Not awaited: `working` goes to the store together with the agent's first updates.
     void turn.stage((task) => [events.status(task, 'working')])?.catch(() => undefined);
-    const context = new AgentTurn(turn, this.#services, previousState, contextRecord?.state);
-
-    let thrown: unknown;
-    let how: 'returned' | 'timeout' = 'returned';
+    const context = new AgentTurn(turn, this.#services, previousState, contextState);
     const timeoutMs = this.#turnTimeoutMs;
     if (timeoutMs === undefined || timeoutMs <= 0) {
-      // No limit: no timer, no race, no extra promise kept alive while the agent works.
+      // No limit: no timer, no race; the agent's promise, and what follows it, chained.
+      return this.#execute(context).then(
+        () => this.#afterAgent(turn, undefined),
+        (error: unknown) => this.#afterAgent(turn, error),
+      );
+    }
+    return this.#runWithTimeout(turn, context, timeoutMs);
+  }
+
+  async #runWithTimeout(turn: Turn, context: AgentTurn, timeoutMs: number): Promise<void> {
+    let thrown: unknown;
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+      timer.unref();
+    });
+    const execution = (async () => {
       try {
         await this.#executor.execute(context);
       } catch (error) {
         thrown = error;
       }
       await turn.flush();
-    } else {
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<'timeout'>((resolve) => {
-        timer = setTimeout(() => resolve('timeout'), timeoutMs);
-        timer.unref();
-      });
-      const execution = (async () => {
-        try {
-          await this.#executor.execute(context);
-        } catch (error) {
-          thrown = error;
-        }
-        await turn.flush();
-        return 'returned' as const;
-      })();
-      how = await Promise.race([execution, timedOut]);
-      clearTimeout(timer);
-    }
-
+      return 'returned' as const;
+    })();
+    const how = await Promise.race([execution, timedOut]);
+    clearTimeout(timer);
     if (how === 'timeout') {
       turn.abort('timeout');
       await this.closeTurn(turn, `Turn timed out after ${timeoutMs} ms.`);
       return;
     }
+    await this.#closeAfterAgent(turn, thrown);
+  }
+
+  /** The executor's run as a promise, also when it throws before returning one. */
+  #execute(context: AgentTurn): Promise<void> {
+    try {
+      return Promise.resolve(this.#executor.execute(context));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  async #afterAgent(turn: Turn, thrown: unknown): Promise<void> {
+    await turn.flush();
+    await this.#closeAfterAgent(turn, thrown);
+  }
+
+  /** Closes the turn according to how it ended, once the agent returned (or threw) and its updates are written. */
+  async #closeAfterAgent(turn: Turn, thrown: unknown): Promise<void> {
     // Another turn recorded this message first (see Turn, `superseded`): nothing of this one was written.
     if (turn.abortCause === 'superseded') return;
     if (turn.abortCause === 'canceled') {

@@ -54,3 +54,137 @@ describe('lost notifications', () => {
     expect(store.getVersionsCalls).toBeLessThanOrEqual(Math.ceil(elapsedMs / 100) + 1);
   });
 });
+
+/** A MemoryStore that counts the subscriptions still open, and the getTask calls. */
+class CountingStore extends MemoryStore {
+  subscribed = 0;
+  getTaskCalls = 0;
+  override getTask(...args: Parameters<MemoryStore['getTask']>): ReturnType<MemoryStore['getTask']> {
+    this.getTaskCalls++;
+    return super.getTask(...args);
+  }
+  override subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
+    this.subscribed++;
+    const unsubscribe = super.subscribe(taskId, listener);
+    let active = true;
+    return () => {
+      if (active) this.subscribed--;
+      active = false;
+      unsubscribe();
+    };
+  }
+}
+
+describe('a stream behaves as an async generator', () => {
+  /** An agent that works (the runtime's `working` event) until `release` opens, then completes. */
+  function heldAgent() {
+    const held = { release: () => {} };
+    const released = new Promise<void>((resolve) => {
+      held.release = resolve;
+    });
+    const executor = async (turn: import('../../src/executor.js').TurnContext) => {
+      await released;
+      await turn.complete();
+    };
+    return { held, executor };
+  }
+
+  it('breaking out of for await lets go of the subscription', async () => {
+    const store = new CountingStore();
+    const { held, executor } = heldAgent();
+    const runtime = start(executor, { store });
+    const stream = await runtime.streamMessage({ message: userMessage('x') });
+    const seen: string[] = [];
+    for await (const frame of stream) {
+      seen.push(frame.result.kind);
+      if (frame.result.kind === 'status-update') break;
+    }
+    expect(seen).toEqual(['task', 'status-update']);
+    expect(store.subscribed).toBe(0);
+    expect(await stream.next()).toEqual({ done: true, value: undefined });
+    held.release();
+  });
+
+  it('return() while a next() waits is answered after it, then the stream is done', async () => {
+    const store = new CountingStore();
+    const { held, executor } = heldAgent();
+    const runtime = start(executor, { store });
+    const stream = await runtime.streamMessage({ message: userMessage('x') });
+    expect((await stream.next()).value?.result.kind).toBe('task');
+    expect((await stream.next()).value?.result).toMatchObject({ kind: 'status-update', status: { state: 'working' } });
+    const waiting = stream.next();
+    const order: string[] = [];
+    const returned = stream.return('bye').then((result) => {
+      order.push('return');
+      return result;
+    });
+    void waiting.then(() => order.push('next'));
+    await delay(50);
+    expect(order).toEqual([]);
+    held.release();
+    expect((await waiting).value?.result).toMatchObject({ kind: 'status-update', final: true });
+    expect(await returned).toEqual({ done: true, value: 'bye' });
+    expect(order).toEqual(['next', 'return']);
+    expect(store.subscribed).toBe(0);
+    expect(await stream.next()).toEqual({ done: true, value: undefined });
+  });
+
+  it('throw() rejects with the error, lets go of the subscription and ends the stream', async () => {
+    const store = new CountingStore();
+    const { held, executor } = heldAgent();
+    const runtime = start(executor, { store });
+    const stream = await runtime.streamMessage({ message: userMessage('x') });
+    await stream.next();
+    await stream.next();
+    expect(store.subscribed).toBe(1);
+    const boom = new Error('boom');
+    await expect(stream.throw(boom)).rejects.toBe(boom);
+    expect(store.subscribed).toBe(0);
+    expect(await stream.next()).toEqual({ done: true, value: undefined });
+    held.release();
+  });
+
+  it('an abort while it waits ends it and lets go of the subscription', async () => {
+    const store = new CountingStore();
+    const { held, executor } = heldAgent();
+    const runtime = start(executor, { store });
+    const controller = new AbortController();
+    const stream = await runtime.streamMessage({ message: userMessage('x') }, { signal: controller.signal });
+    await stream.next();
+    await stream.next();
+    const waiting = stream.next();
+    await delay(20);
+    controller.abort();
+    expect(await waiting).toEqual({ done: true, value: undefined });
+    expect(store.subscribed).toBe(0);
+    held.release();
+  });
+
+  it('a read that fails rejects the next() and ends the stream', async () => {
+    const store = new CountingStore();
+    const { held, executor } = heldAgent();
+    const runtime = start(executor, { store });
+    const stream = await runtime.streamMessage({ message: userMessage('x') });
+    await stream.next();
+    const failure = new Error('store down');
+    store.readEvents = () => Promise.reject(failure);
+    await expect(stream.next()).rejects.toBe(failure);
+    expect(store.subscribed).toBe(0);
+    expect(await stream.next()).toEqual({ done: true, value: undefined });
+    held.release();
+  });
+
+  it('a stream opened with its task (message/stream) reads no task while it follows the log', async () => {
+    const store = new CountingStore();
+    const { held, executor } = heldAgent();
+    const runtime = start(executor, { store });
+    const stream = await runtime.streamMessage({ message: userMessage('x') });
+    expect((await stream.next()).value?.result.kind).toBe('task');
+    expect((await stream.next()).value?.result).toMatchObject({ kind: 'status-update', status: { state: 'working' } });
+    const last = stream.next();
+    await delay(20);
+    held.release();
+    expect((await last).value?.result).toMatchObject({ kind: 'status-update', final: true });
+    expect(store.getTaskCalls).toBe(0);
+  });
+});

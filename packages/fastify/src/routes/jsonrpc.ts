@@ -135,6 +135,8 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
       await streams.single(reply, JSON.stringify(outcome.response));
       return;
     }
-    await streams.pipe(request, reply, outcome, ctx.signal);
+    // Returned, not awaited: a held stream then keeps no suspended frame of this handler
+    // (bench/PROFILE.md, per-stream memory).
+    return streams.pipe(reply, outcome, ctx.signal);
   });
 };
