@@ -233,9 +233,10 @@ export function multiWorkerScenarios(options: MultiWorkerOptions): void {
       const turns = cluster.trace().filter((e) => e.contextId === contextId || tasks.some((t) => t.id === e.taskId));
       const starts = turns.filter((e) => e.event === 'start');
       expect(starts.map((e) => e.worker)).toEqual(order.map((o) => o.worker.id));
-      // never concurrently: each turn starts after the previous one ended
+      // never concurrently: each turn starts after the previous one's agent finished its work (traced
+      // right before its final status, whose commit is what lets the next turn start)
       for (let i = 1; i < starts.length; i++) {
-        const previousEnd = turns.find((e) => e.event === 'end' && e.taskId === starts[i - 1]?.taskId);
+        const previousEnd = turns.find((e) => e.event === 'finishing' && e.taskId === starts[i - 1]?.taskId);
         expect((starts[i]?.at ?? 0) >= (previousEnd?.at ?? Number.POSITIVE_INFINITY)).toBe(true);
       }
       // the context state passed from turn to turn across workers

@@ -49,6 +49,9 @@ async function execute(turn: TurnContext): Promise<void> {
       const turns = ((turn.contextState as { turns?: number } | undefined)?.turns ?? 0) + 1;
       await turn.setContextState({ turns, lastWorker: workerId });
       await sleep(Number(hold[1]), turn.signal);
+      // Before the final status: its commit frees the context's next turn, which may then start on
+      // another worker before this one's `end` (after the commit's answer) is traced.
+      trace({ event: 'finishing', taskId: turn.taskId });
       await turn.complete(`turn ${turns} on ${workerId}`);
       return;
     }
