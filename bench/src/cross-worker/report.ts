@@ -845,7 +845,9 @@ function renderModel(r: CrossWorkerResult): string[] {
     )} of 1 worker on the same Postgres cores: ${
       two / one >= TARGET_RATIO
         ? `the ≥ ${TARGET_RATIO}× of part 3, when Postgres has room for both`
-        : `below ${TARGET_RATIO}×: Postgres binds first`
+        : 2000 / m.postgres <= 2000 / m.worker
+          ? `below ${TARGET_RATIO}×: Postgres binds first`
+          : `below ${TARGET_RATIO}×: the workers bind, at the 2-worker cost per request of part 2 (the cross-worker tax above), measured with every process on this machine's 2 saturated cores`
     }.`,
     `- Assumed: Postgres' CPU work spreads over its cores (each connection is its own backend process); the workers share nothing but the database; the CPU per request stays at the full-speed figures as the load grows (it may fall: the store and Postgres batch more commits per transaction and per flush under more load; it rises when requests wait longer, as the capped runs show); the load generator (${fmt(
       params.loadGenerator,

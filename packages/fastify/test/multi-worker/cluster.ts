@@ -20,7 +20,7 @@ export interface Worker {
 export interface TraceEntry {
   worker: string;
   at: number;
-  event: 'start' | 'end' | 'abort';
+  event: 'start' | 'finishing' | 'end' | 'abort';
   taskId: string;
   contextId?: string;
   messageId?: string;
