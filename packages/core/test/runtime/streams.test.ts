@@ -89,11 +89,17 @@ describe('a stream behaves as an async generator', () => {
     return { held, executor };
   }
 
-  it('breaking out of for await lets go of the subscription', async () => {
+  /** A message/stream of the held agent, on a store that counts its reads and subscriptions. */
+  async function heldStream() {
     const store = new CountingStore();
     const { held, executor } = heldAgent();
     const runtime = start(executor, { store });
     const stream = await runtime.streamMessage({ message: userMessage('x') });
+    return { store, held, stream };
+  }
+
+  it('breaking out of for await lets go of the subscription', async () => {
+    const { store, held, stream } = await heldStream();
     const seen: string[] = [];
     for await (const frame of stream) {
       seen.push(frame.result.kind);
@@ -106,10 +112,7 @@ describe('a stream behaves as an async generator', () => {
   });
 
   it('return() while a next() waits is answered after it, then the stream is done', async () => {
-    const store = new CountingStore();
-    const { held, executor } = heldAgent();
-    const runtime = start(executor, { store });
-    const stream = await runtime.streamMessage({ message: userMessage('x') });
+    const { store, held, stream } = await heldStream();
     expect((await stream.next()).value?.result.kind).toBe('task');
     expect((await stream.next()).value?.result).toMatchObject({ kind: 'status-update', status: { state: 'working' } });
     const waiting = stream.next();
@@ -130,10 +133,7 @@ describe('a stream behaves as an async generator', () => {
   });
 
   it('throw() rejects with the error, lets go of the subscription and ends the stream', async () => {
-    const store = new CountingStore();
-    const { held, executor } = heldAgent();
-    const runtime = start(executor, { store });
-    const stream = await runtime.streamMessage({ message: userMessage('x') });
+    const { store, held, stream } = await heldStream();
     await stream.next();
     await stream.next();
     expect(store.subscribed).toBe(1);
@@ -161,10 +161,7 @@ describe('a stream behaves as an async generator', () => {
   });
 
   it('a read that fails rejects the next() and ends the stream', async () => {
-    const store = new CountingStore();
-    const { held, executor } = heldAgent();
-    const runtime = start(executor, { store });
-    const stream = await runtime.streamMessage({ message: userMessage('x') });
+    const { store, held, stream } = await heldStream();
     await stream.next();
     const failure = new Error('store down');
     store.readEvents = () => Promise.reject(failure);
@@ -175,10 +172,7 @@ describe('a stream behaves as an async generator', () => {
   });
 
   it('a stream opened with its task (message/stream) reads no task while it follows the log', async () => {
-    const store = new CountingStore();
-    const { held, executor } = heldAgent();
-    const runtime = start(executor, { store });
-    const stream = await runtime.streamMessage({ message: userMessage('x') });
+    const { store, held, stream } = await heldStream();
     expect((await stream.next()).value?.result.kind).toBe('task');
     expect((await stream.next()).value?.result).toMatchObject({ kind: 'status-update', status: { state: 'working' } });
     const last = stream.next();
