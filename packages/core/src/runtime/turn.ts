@@ -138,11 +138,6 @@ export class Turn {
     this.#creation = creation;
   }
 
-  /** The task is not in the store yet: its creation waits for the turn's first commit. */
-  get creationPending(): boolean {
-    return this.#creation !== undefined;
-  }
-
   get taskId(): string {
     return this.writer.task.id;
   }
