@@ -25,10 +25,17 @@ export interface AcceptOptions {
   deferCreation?: boolean;
 }
 
+/** A message already received (a client retrying after a lost answer): the task it started. */
+export interface Retry {
+  kind: 'retry';
+  taskId: string;
+  messageId: string;
+  task: Task;
+  version: number;
+}
+
 /** What an incoming message led to: a turn started here, or a retry of a message already received. */
-export type Accepted =
-  | { kind: 'turn'; turn: Turn }
-  | { kind: 'retry'; taskId: string; messageId: string; task: Task; version: number };
+export type Accepted = { kind: 'turn'; turn: Turn } | Retry;
 
 export interface IntakeOptions {
   readonly store: A2AStore;
@@ -82,7 +89,8 @@ export class Intake {
     const owner = ownerOf(ctx);
     const incoming = params.message;
     // A retried message is recognised by the store's message index when its commit is refused
-    // (DUPLICATE_MESSAGE below), so the usual path costs no extra read.
+    // (DUPLICATE_MESSAGE below), so the usual path costs no extra read; a deferred creation has
+    // no commit before its agent runs, so it reads the index first.
     let taskId: string;
     let contextId: string;
     let writer: TaskWriter;
@@ -93,8 +101,8 @@ export class Intake {
       const record = await readOwnTask(store, incoming.taskId, owner, storeContext);
       if (isTerminalState(record.task.status.state)) {
         // A retry of the message that finished the task gets the task, not "terminal" (-32602).
-        const known = await store.findMessage(incoming.messageId, storeContext, owner);
-        if (known !== undefined) return this.#retry(incoming, known, owner, storeContext);
+        const retry = await this.#knownRetry(incoming, owner, storeContext);
+        if (retry !== undefined) return retry;
       }
       taskId = incoming.taskId;
       contextId = record.task.contextId;
@@ -136,8 +144,8 @@ export class Intake {
         // also indexes the message and takes no slot when those updates end the turn. A retry is
         // recognised by a read first (no commit refuses it before the agent runs): only a retry
         // racing the original between this read and its commit starts the agent a second time.
-        const known = await store.findMessage(incoming.messageId, storeContext, owner);
-        if (known !== undefined) return this.#retry(incoming, known, owner, storeContext);
+        const retry = await this.#knownRetry(incoming, owner, storeContext);
+        if (retry !== undefined) return retry;
         const turn = new Turn(incoming.messageId, message, true, true, writer, undefined, callerOf(ctx), storeContext, {
           owner,
           takeSlot: { turnId: incoming.messageId, workerId: this.#workerId },
@@ -162,8 +170,8 @@ export class Intake {
     } catch (error) {
       if (A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE') {
         // The same message reached another worker at the same moment; answer like a retry.
-        const entry = await store.findMessage(incoming.messageId, storeContext, owner);
-        if (entry !== undefined) return this.#retry(incoming, entry, owner, storeContext);
+        const retry = await this.#knownRetry(incoming, owner, storeContext);
+        if (retry !== undefined) return retry;
       }
       throw error;
     }
@@ -208,11 +216,18 @@ export class Intake {
    * recorded the same messageId first (a retry racing the original): the other's task, as for
    * any retry.
    */
-  async recogniseRetry(message: Message, ctx: CallContext): Promise<Accepted | undefined> {
-    const owner = ownerOf(ctx);
-    const storeContext = storeContextOf(ctx);
-    const entry = await this.#store.findMessage(message.messageId, storeContext, owner);
-    return entry === undefined ? undefined : this.#retry(message, entry, owner, storeContext);
+  recogniseRetry(message: Message, ctx: CallContext): Promise<Retry | undefined> {
+    return this.#knownRetry(message, ownerOf(ctx), storeContextOf(ctx));
+  }
+
+  /** The retry `message` is, when the caller's message index already holds its id. */
+  async #knownRetry(
+    message: Message,
+    owner: string | undefined,
+    ctx: StoreCallContext | undefined,
+  ): Promise<Retry | undefined> {
+    const entry = await this.#store.findMessage(message.messageId, ctx, owner);
+    return entry === undefined ? undefined : this.#retry(message, entry, owner, ctx);
   }
 
   /**
@@ -224,7 +239,7 @@ export class Intake {
     entry: MessageIndexEntry,
     owner: string | undefined,
     ctx: StoreCallContext | undefined,
-  ): Promise<Accepted> {
+  ): Promise<Retry> {
     if (message.contextId !== undefined && message.contextId !== entry.contextId) {
       throw invalidParams(
         `messageId "${message.messageId}" was already used in context "${entry.contextId}"; message ids must be unique — send a new one.`,

@@ -73,26 +73,24 @@ export class TurnRunner {
     // The reads before the agent runs are retried through a store outage (issue 14): the turn has
     // its slot, and failing it for a read would fail a task the agent never saw.
     let contextRecord: Awaited<ReturnType<typeof store.getContext>>;
-    {
-      const read = await retryUntilDone(
-        async () => {
-          if (turn.waited || !turn.isNewTask) {
-            await turn.writer.reload();
-            turn.projected = turn.writer.task;
-          }
-          contextRecord = turn.isNewContext
-            ? undefined
-            : await store.getContext(turn.writer.task.contextId, turn.storeContext);
-        },
-        {
-          log: this.#services.log,
-          what: 'read the task before the turn',
-          fields: { taskId: turn.taskId },
-          giveUp: () => turn.leaseLost || turn.aborted,
-        },
-      );
-      if (!read) throw new Error('The store could not be read before the turn started.');
-    }
+    const read = await retryUntilDone(
+      async () => {
+        if (turn.waited || !turn.isNewTask) {
+          await turn.writer.reload();
+          turn.projected = turn.writer.task;
+        }
+        contextRecord = turn.isNewContext
+          ? undefined
+          : await store.getContext(turn.writer.task.contextId, turn.storeContext);
+      },
+      {
+        log: this.#services.log,
+        what: 'read the task before the turn',
+        fields: { taskId: turn.taskId },
+        giveUp: () => turn.leaseLost || turn.aborted,
+      },
+    );
+    if (!read) throw new Error('The store could not be read before the turn started.');
     return this.#start(turn, contextRecord?.state);
   }
 

@@ -41,7 +41,7 @@ import { type A2AStore, hasPushStore, storeContextOf, systemClock } from '../sto
 import { taskListRequest, taskListResult } from '../task-list.js';
 import { Events } from './events.js';
 import { Follower, followOptions } from './follower.js';
-import { type Accepted, Intake } from './intake.js';
+import { Intake, type Retry } from './intake.js';
 import { runLogged } from './jobs/background.js';
 import { PushDeliverer } from './jobs/push.js';
 import { Retention } from './jobs/retention.js';
@@ -249,7 +249,7 @@ export class A2ARuntime {
     if (turn.abortCause === 'superseded') {
       // The same message was recorded first by another send racing this one: answer as its retry.
       const retried = await this.#intake.recogniseRetry(params.message, ctx);
-      if (retried?.kind === 'retry') return this.#answerRetry(retried, blocking, historyLength, ctx);
+      if (retried !== undefined) return this.#answerRetry(retried, blocking, historyLength, ctx);
       throw new A2AError(
         'INTERNAL',
         `messageId "${params.message.messageId}" was recorded by another send that could not be found.`,
@@ -260,7 +260,7 @@ export class A2ARuntime {
 
   /** A retried send: answered with the original task, once its turn settled (wherever it runs). */
   async #answerRetry(
-    accepted: Extract<Accepted, { kind: 'retry' }>,
+    accepted: Retry,
     blocking: boolean,
     historyLength: number | undefined,
     ctx: CallContext,
