@@ -24,6 +24,7 @@ import type {
 import { type Authentication, requireAuthentication } from '../auth/authentication.js';
 import { limitBodyTime } from '../body-deadline.js';
 import { RequestContext, requestedVersion } from '../context.js';
+import { lingerAfterAnswer } from '../lingering-close.js';
 import { SSE_ROUTE_OPTIONS, type StreamHub } from '../sse.js';
 
 export interface JsonRpcRoutesOptions {
@@ -91,6 +92,7 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
         'INVALID_REQUEST',
         `Invalid Request: the body is larger than the ${bodyLimit}-byte limit.`,
       );
+      lingerAfterAnswer(request, bodyTimeoutMs > 0 ? bodyTimeoutMs : undefined);
       return reply.code(413).send(errorResponse(null, tooLarge, jsonRpc0_3));
     }
     if (error.code !== undefined && CLIENT_ERRORS.has(error.code)) {

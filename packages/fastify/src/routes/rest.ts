@@ -20,6 +20,7 @@ import fp from 'fastify-plugin';
 import { type Authentication, requireAuthentication } from '../auth/authentication.js';
 import { limitBodyTime } from '../body-deadline.js';
 import { RequestContext, requestedVersion } from '../context.js';
+import { lingerAfterAnswer } from '../lingering-close.js';
 import { SSE_ROUTE_OPTIONS, type StreamHub } from '../sse.js';
 import { isJsonContentType, withTrailingSlash } from './jsonrpc.js';
 
@@ -131,6 +132,7 @@ async function restScope(
   if (authentication !== undefined) requireAuthentication(scope, authentication, answerError);
   scope.setErrorHandler((error: FastifyError, request, reply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      lingerAfterAnswer(request, bodyTimeoutMs > 0 ? bodyTimeoutMs : undefined);
       return answerError(
         reply,
         new A2AError('INVALID_REQUEST', `Invalid Request: the body is larger than the ${bodyLimit}-byte limit.`),
