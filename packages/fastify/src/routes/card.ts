@@ -39,7 +39,10 @@ function notModified(request: FastifyRequest, etag: string): boolean {
     .some((tag) => tag === '*' || tag === etag);
 }
 
-/** The card's required members, for documentation (OpenAPI) and a check of what is sent. */
+/**
+ * The combined and 0.3 cards' required members, for documentation (OpenAPI). Not set on the route:
+ * the pure 1.0 card (`agentCardVersions`) has neither `url` nor `protocolVersion`.
+ */
 export const agentCardResponseSchema = {
   type: 'object',
   required: [
@@ -77,9 +80,7 @@ export const cardRoutes: FastifyPluginAsync<CardRoutesOptions> = async (
   scope,
   { cards, baseUrl, versions, maxAgeSeconds },
 ) => {
-  // No response schema on the route: the pure 1.0 card has none of 0.3's required members. The
-  // schema above documents the combined and 0.3 shapes; the tests check every shape against
-  // schemas written from each version's specification.
+  // The tests check every shape against schemas written from each version's specification.
   // Made once, at start: the card does not change while the server runs.
   const lastModified = new Date(Math.floor(Date.now() / 1000) * 1000).toUTCString();
   const cacheControl = maxAgeSeconds > 0 ? `public, max-age=${maxAgeSeconds}` : 'no-cache';

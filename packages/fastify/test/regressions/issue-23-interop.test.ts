@@ -9,8 +9,10 @@
  */
 
 import type { Message, Task } from '@fastify-a2a/core';
+import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { nextId, textParts, userMessage } from '../helpers.js';
+import { a2aPlugin } from '../../src/index.js';
+import { listen, nextId, testCard, textParts, userMessage } from '../helpers.js';
 import { protocolClient } from '../protocol/client.js';
 import { issueStores, serveOn } from './issue-23-stores.js';
 
@@ -60,6 +62,25 @@ async function post(url: string, body: unknown, headers: Record<string, string> 
 
 const echo = async (turn: { text: string; complete(msg: string): Promise<void> }) =>
   turn.complete(`echo: ${turn.text}`);
+
+describe('issue 23, item 1, with the application’s router ignoring trailing slashes', () => {
+  it.each([
+    ['ignoreTrailingSlash', { ignoreTrailingSlash: true }],
+    ['routerOptions.ignoreTrailingSlash', { routerOptions: { ignoreTrailingSlash: true } }],
+  ])('%s: registers without a duplicate route, and …/a2a/ still answers', async (_name, serverOptions) => {
+    const app = Fastify(serverOptions);
+    try {
+      await app.register(a2aPlugin, { agentCard: testCard, executor: echo, prefix: '/agents/echo' });
+      const base = await listen(app);
+      const res = await post(`${base}/agents/echo/a2a/`, rpcSend('1.0', 'slash'), { 'a2a-version': '1.0' });
+      expect(((await res.json()) as { result: { task: unknown } }).result.task).toBeDefined();
+      const rest = await post(`${base}/agents/echo/message:send/`, restSend('1.0', 'x').body, { 'a2a-version': '1.0' });
+      expect(rest.status).toBe(200);
+    } finally {
+      await app.close();
+    }
+  });
+});
 
 for (const store of issueStores('a2a-issue23-interop')) {
   describe(`issue 23 on ${store.name}`, () => {
