@@ -17,6 +17,7 @@ import type {
 import { A2AError } from '@fastify-a2a/core';
 import type { FastifyRequest } from 'fastify';
 import type { AuthenticateOption } from './auth/authentication.js';
+import { checkCardFields, readCardFile } from './card-file.js';
 
 /** The parts of an agent card the application decides; the plugin fills in the rest (§5.5). */
 export type AgentCardInput = Omit<
@@ -43,8 +44,34 @@ export type ExtendedAgentCardOption =
   | ((principal: Principal, request: FastifyRequest) => Partial<AgentCardInput> | Promise<Partial<AgentCardInput>>);
 
 export interface A2APluginOptions {
-  /** The agent's card: name, description, version, skills… `url`, `protocolVersion` and `capabilities` are filled in. */
-  agentCard: AgentCardInput;
+  /**
+   * The agent's card: name, description, version, skills… `url`, `protocolVersion` and
+   * `capabilities` are filled in. Or the path of a JSON file holding those fields (relative to the
+   * working directory), read and checked at `register`.
+   */
+  agentCard: AgentCardInput | string;
+  /**
+   * The card shapes served at the well-known URL (issue 23). `['1.0', '0.3']`: one card both
+   * versions' clients read (0.3's fields with 1.0's beside them), and 1.0's card alone for a
+   * request carrying `A2A-Version: 1.0` or later; `['1.0']`: 1.0's card alone, which a client
+   * validating against 1.0's AgentCard schema accepts; `['0.3']`: 0.3's card alone. Both versions
+   * are served on the bindings either way. @default ['1.0', '0.3']
+   */
+  agentCardVersions?: readonly ('1.0' | '0.3')[];
+  /**
+   * `Cache-Control: public, max-age=<this>` on the card (A2A 1.0 §8.6.1), with an `ETag` that a
+   * client's `If-None-Match` turns into 304. 0 sends `no-cache` (caches revalidate every time).
+   * @default 300
+   */
+  agentCardMaxAgeSeconds?: number;
+  /**
+   * The versions whose messages are checked against the card's input modes: a part whose media
+   * type is in neither the card's `defaultInputModes` nor any skill's `inputModes` is refused with
+   * ContentTypeNotSupported (-32005; HTTP 415 on HTTP+JSON). Text parts count as `text/plain`, data
+   * parts as `application/json`, unless they name another media type (1.0); a file part without
+   * one is accepted. `[]` turns the check off. @default ['1.0']
+   */
+  validateInputModes?: readonly ('1.0' | '0.3')[];
   /** Runs the agent's turns: an object with `execute(turn)` or that function itself. */
   executor: AgentExecutorLike;
   /**
@@ -101,9 +128,12 @@ export interface A2APluginOptions {
   /**
    * What a message gets whose `messageId` its caller already used for different content: `'reject'`
    * (-32602; a retry must resend the message unchanged) or `'replay'` (the original task, like a
-   * retry: what the A2A TCK's concurrency tests expect). @default 'reject'
+   * retry: what the A2A TCK's concurrency tests expect). `'ignore'`: message ids are not used to
+   * recognise retries at all, every message is new (as the official SDKs behave; A2A 1.0 §3.3.1
+   * makes deduplication a MAY), so a client retrying after a lost answer runs the agent twice.
+   * @default 'reject'
    */
-  messageIdReuse?: 'reject' | 'replay';
+  messageIdReuse?: 'reject' | 'replay' | 'ignore';
   /**
    * `true`: every new task is written before its agent runs, so a messageId sent twice at the same
    * moment (a hedged request on two workers) never starts the agent twice. `false`: a blocking
@@ -203,16 +233,14 @@ const stringList =
 const positiveInteger = (value: unknown): string | undefined =>
   Number.isSafeInteger(value) && (value as number) > 0 ? undefined : 'must be a positive whole number';
 
+const versionList = (value: unknown): boolean =>
+  Array.isArray(value) && value.every((v) => v === '1.0' || v === '0.3') && new Set(value).size === value.length;
+
 function checkCard(value: unknown): string | undefined {
+  if (typeof value === 'string')
+    return value.trim() === '' ? 'must be the card (an object) or a JSON file path' : undefined;
   if (value === null || typeof value !== 'object') return 'is required: { name, description, version, … }';
-  const card = value as Record<string, unknown>;
-  for (const field of ['name', 'description', 'version']) {
-    if (typeof card[field] !== 'string' || card[field] === '') return `.${field} must be a non-empty string`;
-  }
-  for (const field of ['url', 'protocolVersion', 'preferredTransport', 'additionalInterfaces']) {
-    if (card[field] !== undefined) return `.${field} is filled in by the plugin; leave it out`;
-  }
-  return undefined;
+  return checkCardFields(value as Record<string, unknown>);
 }
 
 function checkStore(value: unknown): string | undefined {
@@ -236,6 +264,24 @@ function checkRetention(value: unknown): string | undefined {
 /** Every option: its check and default. Adding an option to the type without a row here does not compile. */
 export const OPTION_SPEC = {
   agentCard: { required: true, check: checkCard },
+  agentCardVersions: {
+    default: ['1.0', '0.3'],
+    check: (value) =>
+      versionList(value) && (value as unknown[]).length > 0
+        ? undefined
+        : "must be a non-empty array of '1.0' and '0.3'",
+  },
+  agentCardMaxAgeSeconds: {
+    default: 300,
+    check: (value) =>
+      Number.isSafeInteger(value) && (value as number) >= 0
+        ? undefined
+        : 'must be a whole number of seconds, 0 or more',
+  },
+  validateInputModes: {
+    default: ['1.0'],
+    check: (value) => (versionList(value) ? undefined : "must be an array of '1.0' and '0.3' (or [] for none)"),
+  },
   executor: {
     required: true,
     check: (value) =>
@@ -281,7 +327,10 @@ export const OPTION_SPEC = {
   },
   messageIdReuse: {
     default: 'reject',
-    check: (value) => (value === 'reject' || value === 'replay' ? undefined : "must be 'reject' or 'replay'"),
+    check: (value) =>
+      value === 'reject' || value === 'replay' || value === 'ignore'
+        ? undefined
+        : "must be 'reject', 'replay' or 'ignore'",
   },
   createTaskBeforeRun: {
     default: false,
@@ -344,8 +393,9 @@ type Defaulted = {
   >;
 };
 
-/** The options with every default filled in. */
-export type ResolvedOptions = Omit<A2APluginOptions, keyof Defaulted> & Defaulted;
+/** The options with every default filled in, and the card read when it was given as a file. */
+export type ResolvedOptions = Omit<A2APluginOptions, keyof Defaulted | 'agentCard'> &
+  Defaulted & { agentCard: AgentCardInput };
 
 export function invalidOption(message: string): A2AError {
   return new A2AError('INVALID_OPTIONS', `fastify-a2a: ${message}`);
@@ -379,6 +429,13 @@ export function resolveOptions(opts: unknown): ResolvedOptions {
     }
     resolved[key] = value;
   }
+  if (typeof resolved.agentCard === 'string') {
+    try {
+      resolved.agentCard = readCardFile(resolved.agentCard);
+    } catch (error) {
+      throw invalidOption(`"agentCard" ${(error as Error).message}`);
+    }
+  }
   if (resolved.pushNotifications !== true) {
     const stray = Object.keys(resolved).find((key) => key.startsWith('push') && key !== 'pushNotifications');
     if (stray !== undefined)
@@ -403,5 +460,6 @@ export function pushOptionsOf(options: ResolvedOptions): PushOptions | undefined
   if (options.pushConcurrency !== undefined) push.concurrency = options.pushConcurrency;
   if (options.pushCa !== undefined) push.ca = options.pushCa;
   if (options.pushResolver !== undefined) push.resolver = options.pushResolver;
+  push.allowCidrsName = 'pushAllowedCidrs';
   return push;
 }

@@ -31,6 +31,7 @@ import { type A2AAgent, A2AAgents } from './agents.js';
 import { Authentication } from './auth/authentication.js';
 import { buildCard, CardCache, type CardFeatures, type InterfacePaths, publicBase } from './card.js';
 import { RequestContext } from './context.js';
+import { inputModesCheck } from './input-modes.js';
 import {
   type A2APluginOptions,
   type AgentCardInput,
@@ -200,6 +201,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
   };
   const paths: InterfacePaths = { jsonRpc: `${prefix}/a2a`, rest: options.rest ? prefix : undefined };
   const baseUrl = options.baseUrl?.replace(/\/+$/, '');
+  const checkMessage = inputModesCheck(options.agentCard, options.validateInputModes);
   const dispatcher = new Dispatcher({
     service: new RuntimeService({
       runtime,
@@ -212,6 +214,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     capabilities: features.capabilities,
     logger: fastify.log,
     ...(authorize !== undefined ? { authorize } : {}),
+    ...(checkMessage !== undefined ? { checkMessage } : {}),
   });
   const cards = new CardCache(options.agentCard, paths, features);
   const agent: A2AAgent = {
@@ -251,7 +254,12 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
         await runtime.close();
       });
       await scope.register(fastifySse);
-      await scope.register(cardRoutes, { cards, baseUrl });
+      await scope.register(cardRoutes, {
+        cards,
+        baseUrl,
+        versions: options.agentCardVersions,
+        maxAgeSeconds: options.agentCardMaxAgeSeconds,
+      });
       await scope.register(healthRoute, { store });
       const log = fastify.log;
       await scope.register(jsonRpcRoutes, {
@@ -260,6 +268,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
         bodyLimit: options.bodyLimit,
         bodyTimeoutMs: options.bodyTimeoutMs,
         authentication,
+        agentPrefix: prefix,
       });
       if (options.rest) {
         await scope.register(restRoutes, {

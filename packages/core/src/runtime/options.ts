@@ -38,6 +38,8 @@ export interface PushOptions {
   allowCidrs?: readonly string[];
   /** Resolves webhook host names, at set time and before each delivery. @default dns.promises.lookup (all addresses) */
   resolver?: Resolver;
+  /** What refusals call {@link allowCidrs}, so they name the option its user sets. @default 'allowCidrs' */
+  allowCidrsName?: string;
   /**
    * At most one POST per config per this many ms while the task is in a non-final state, carrying
    * the latest state; terminal and interrupted states go out at once. 0 turns throttling off.
@@ -96,9 +98,12 @@ export interface A2ARuntimeOptions {
    * What a message whose `messageId` the caller already used, with different content, gets:
    * `'reject'` (-32602: a message id names one message; a retry resends it unchanged) or
    * `'replay'` (the original task, as for a retry; the A2A TCK's concurrency tests reuse one id
-   * for different texts). @default 'reject'
+   * for different texts). `'ignore'`: message ids do not identify retries at all (A2A 1.0 §3.3.1
+   * makes deduplication a MAY): every message is new, as the official SDKs behave, and one whose
+   * id its caller already used is kept as `<id>#<uuid>`; a client retrying after a lost answer
+   * then runs the agent twice. @default 'reject'
    */
-  messageIdReuse?: 'reject' | 'replay';
+  messageIdReuse?: 'reject' | 'replay' | 'ignore';
   /**
    * When a blocking message/send starts a new task in a new context, the task is written together
    * with the agent's first updates (one commit instead of two; for an agent that finishes at once,

@@ -13,10 +13,18 @@ import {
   jsonRpc1_0,
   type ProtocolVersion,
 } from '@fastify-a2a/core';
-import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  HTTPMethods,
+} from 'fastify';
 import { type Authentication, requireAuthentication } from '../auth/authentication.js';
 import { limitBodyTime } from '../body-deadline.js';
 import { RequestContext, requestedVersion } from '../context.js';
+import { lingerAfterAnswer } from '../lingering-close.js';
 import { SSE_ROUTE_OPTIONS, type StreamHub } from '../sse.js';
 
 export interface JsonRpcRoutesOptions {
@@ -26,6 +34,11 @@ export interface JsonRpcRoutesOptions {
   bodyTimeoutMs: number;
   /** Authenticates every call before its body is read; undefined when the agent is open. */
   authentication: Authentication | undefined;
+  /**
+   * The agent's prefix (the scope's), to tell whether a route is already registered. Not named
+   * `prefix`: Fastify would take that for a register prefix and apply it a second time. @default ''
+   */
+  agentPrefix?: string;
 }
 
 /** `application/json`, or any `application/*+json`, with parameters. */
@@ -46,7 +59,7 @@ const CLIENT_ERRORS = new Set([
 
 export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
   scope,
-  { binding, streams, bodyLimit, bodyTimeoutMs, authentication },
+  { binding, streams, bodyLimit, bodyTimeoutMs, authentication, agentPrefix = '' },
 ) => {
   if (authentication !== undefined) {
     // The body is not read yet, so the answer's id is null (JSON-RPC 2.0 §5: the id could not be
@@ -79,6 +92,7 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
         'INVALID_REQUEST',
         `Invalid Request: the body is larger than the ${bodyLimit}-byte limit.`,
       );
+      lingerAfterAnswer(request, bodyTimeoutMs > 0 ? bodyTimeoutMs : undefined);
       return reply.code(413).send(errorResponse(null, tooLarge, jsonRpc0_3));
     }
     if (error.code !== undefined && CLIENT_ERRORS.has(error.code)) {
@@ -109,7 +123,7 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
     return reply.code(serverStatus).send(errorResponse(null, internal, jsonRpc0_3));
   });
 
-  scope.post('/a2a', { sse: SSE_ROUTE_OPTIONS }, async (request, reply) => {
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const contentType = request.headers['content-type'];
     if (!isJsonContentType(contentType)) {
       const invalid = new A2AError(
@@ -138,5 +152,24 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
     // Returned, not awaited: a held stream then keeps no suspended frame of this handler
     // (bench/PROFILE.md, per-stream memory).
     return streams.pipe(reply, outcome, ctx.signal);
-  });
+  };
+  // Served with and without a trailing slash: clients that join a base URL and a path (httpx's
+  // base_url, several SDKs) POST to `…/a2a/`, and Fastify's own 404 is no JSON-RPC answer they
+  // could read (issue 23).
+  for (const url of withTrailingSlash(scope, agentPrefix, 'POST', '/a2a')) {
+    scope.post(url, { sse: SSE_ROUTE_OPTIONS }, handler);
+  }
 };
+
+/**
+ * `path` and `path/`, or only `path` when the application's router already treats them as one
+ * (`ignoreTrailingSlash`), where registering both would be a duplicate route. `prefix` is the
+ * scope's, as `hasRoute` matches full URLs.
+ */
+export function withTrailingSlash(scope: FastifyInstance, prefix: string, method: HTTPMethods, path: string): string[] {
+  if (path.endsWith('/')) return [path];
+  const slashed = `${path}/`;
+  const routerOptions = (scope.initialConfig as { routerOptions?: { ignoreTrailingSlash?: boolean } }).routerOptions;
+  const ignored = routerOptions?.ignoreTrailingSlash ?? scope.initialConfig.ignoreTrailingSlash ?? false;
+  return ignored || scope.hasRoute({ method, url: `${prefix}${slashed}` }) ? [path] : [path, slashed];
+}
