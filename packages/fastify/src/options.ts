@@ -113,6 +113,13 @@ export interface A2APluginOptions {
   createTaskBeforeRun?: boolean;
   /** Fails a turn that runs longer than this many ms. @default undefined (no limit) */
   turnTimeoutMs?: number;
+  /**
+   * The longest a blocking message/send (1.0 SendMessage without `returnImmediately`) waits for
+   * its turn; then it answers with the task as it is (`submitted`/`working`) and the client polls
+   * (tasks/get) or subscribes for the rest. Set it below your load balancer's idle timeout. See
+   * docs/lifecycle.md. @default undefined (wait until the turn settles, as A2A says)
+   */
+  blockingSendMaxWaitMs?: number;
   /** SSE comment sent this often so proxies keep idle streams open. 0 disables it. @default 15000 */
   heartbeatIntervalMs?: number;
   /** Largest accepted request body in bytes. @default 10485760 (10 MiB) */
@@ -288,6 +295,7 @@ export const OPTION_SPEC = {
     check: (value) => (typeof value === 'boolean' ? undefined : 'must be true or false'),
   },
   turnTimeoutMs: { check: nonNegativeMs },
+  blockingSendMaxWaitMs: { check: positiveMs },
   heartbeatIntervalMs: { default: 15_000, check: nonNegativeMs },
   bodyLimit: {
     default: 10 * 1024 * 1024,

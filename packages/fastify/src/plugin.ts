@@ -167,6 +167,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     createTaskBeforeRun: options.createTaskBeforeRun,
     turnPollIntervalMs: options.turnPollIntervalMs,
     ...(options.turnTimeoutMs !== undefined ? { turnTimeoutMs: options.turnTimeoutMs } : {}),
+    ...(options.blockingSendMaxWaitMs !== undefined ? { blockingSendMaxWaitMs: options.blockingSendMaxWaitMs } : {}),
     ...(options.retention !== undefined ? { retention: options.retention } : {}),
     ...(options.workerId !== undefined ? { workerId: options.workerId } : {}),
     ...(push !== undefined ? { push } : {}),

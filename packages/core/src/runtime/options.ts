@@ -112,6 +112,18 @@ export interface A2ARuntimeOptions {
    */
   createTaskBeforeRun?: boolean;
   /**
+   * The longest a blocking message/send waits for its turn to settle; then it answers with the
+   * task as it is (`submitted` or `working`), and the client follows up with tasks/get (GetTask)
+   * or tasks/resubscribe (SubscribeToTask), as after a non-blocking send. Keeps a long turn from
+   * holding the request past a load balancer's idle timeout. A2A 1.0 (§3.2.2,
+   * `returnImmediately: false`) says a blocking send waits for a terminal or interrupted state:
+   * setting this trades that for answers that arrive. With it set, a blocking send writes its
+   * task before its agent runs (see `createTaskBeforeRun`), so the task can be read when the answer
+   * comes early. Neither version's SendMessageConfiguration has a field for a per-request wait.
+   * @default undefined (wait until the turn settles)
+   */
+  blockingSendMaxWaitMs?: number;
+  /**
    * A worker that has not renewed its lease for this long is considered dead: another worker
    * fails its running tasks ("worker lost"). Leases are renewed every quarter of this. @default 15000
    */

@@ -239,13 +239,19 @@ export class A2ARuntime {
     const blocking = params.configuration?.blocking !== false;
     // A blocking send shows the task to no one before its answer: its task may be written with the
     // agent's first updates (see A2ARuntimeOptions.createTaskBeforeRun).
-    const deferCreation = blocking && push === undefined && this.#options.createTaskBeforeRun !== true;
+    // With a max wait the answer may come before the turn's first write: the task must exist by then.
+    const maxWaitMs = this.#options.blockingSendMaxWaitMs;
+    const deferCreation =
+      blocking && push === undefined && this.#options.createTaskBeforeRun !== true && maxWaitMs === undefined;
     const accepted = await this.#intake.accept(params, ctx, { deferCreation });
     if (push !== undefined) await this.#saveSendPushConfig(push, accepted, ctx);
     if (accepted.kind === 'retry') return this.#answerRetry(accepted, blocking, historyLength, ctx);
     const { turn } = accepted;
     if (!blocking) return withHistoryLength(turn.writer.task, historyLength);
-    const outcome = await turn.outcome.promise;
+    const outcome =
+      maxWaitMs === undefined ? await turn.outcome.promise : await settledWithin(turn.outcome.promise, maxWaitMs);
+    // Waited long enough: the task as last written; the client polls or subscribes for the rest.
+    if (outcome === undefined) return withHistoryLength(turn.writer.task, historyLength);
     if (turn.abortCause === 'superseded') {
       // The same message was recorded first by another send racing this one: answer as its retry.
       const retried = await this.#intake.recogniseRetry(params.message, ctx);
@@ -265,7 +271,11 @@ export class A2ARuntime {
     historyLength: number | undefined,
     ctx: CallContext,
   ): Promise<Task> {
-    if (blocking) await this.#follower.waitForTurnEnd(accepted.taskId, accepted.messageId, storeContextOf(ctx));
+    if (blocking) {
+      const maxWaitMs = this.#options.blockingSendMaxWaitMs;
+      const { taskId, messageId } = accepted;
+      await this.#follower.waitForTurnEnd(taskId, messageId, storeContextOf(ctx), maxWaitMs);
+    }
     return this.getTask({ id: accepted.taskId, ...(historyLength !== undefined ? { historyLength } : {}) }, ctx);
   }
 
@@ -498,5 +508,18 @@ export class A2ARuntime {
       );
     }
     return this.#pushConfigs;
+  }
+}
+
+/** The promise's value if it settles within `ms`, else undefined (it keeps running). */
+async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<undefined>((resolve) => {
+    timer = setTimeout(resolve, ms);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }
