@@ -515,7 +515,7 @@ export class A2ARuntime {
 async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
   let timer: NodeJS.Timeout | undefined;
   const expired = new Promise<undefined>((resolve) => {
-    timer = setTimeout(resolve, ms);
+    timer = setTimeout(() => resolve(undefined), ms);
   });
   try {
     return await Promise.race([promise, expired]);

@@ -55,8 +55,8 @@ async function serve(store: string) {
   return base;
 }
 
-const combos = ['JSONRPC', 'HTTP+JSON'].flatMap((binding) =>
-  ['0.3', '1.0'].map((version) => ({ binding, version }) as const),
+const combos = (['JSONRPC', 'HTTP+JSON'] as const).flatMap((binding) =>
+  (['0.3', '1.0'] as const).map((version) => ({ binding, version })),
 );
 
 describe.each(stores)('blockingSendMaxWaitMs on $name', (store) => {
