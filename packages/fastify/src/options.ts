@@ -17,6 +17,7 @@ import type {
 import { A2AError } from '@fastify-a2a/core';
 import type { FastifyRequest } from 'fastify';
 import type { AuthenticateOption } from './auth/authentication.js';
+import type { TenantCheck } from './tenants.js';
 
 /** The parts of an agent card the application decides; the plugin fills in the rest (§5.5). */
 export type AgentCardInput = Omit<
@@ -120,6 +121,15 @@ export interface A2APluginOptions {
    * docs/lifecycle.md. @default undefined (wait until the turn settles, as A2A says)
    */
   blockingSendMaxWaitMs?: number;
+  /**
+   * Tenants (A2A 1.0 §11.4: `/{tenant}/…` on HTTP+JSON, the `tenant` field on JSON-RPC). `true`:
+   * every tenant is served, each isolated (its tasks, contexts, push configs and listing are "not
+   * found" from another tenant, as from another principal); `false`: a call naming a tenant is
+   * refused (-32602 / HTTP 400) saying this agent does not use tenants; a function
+   * `(tenant, ctx, request) => boolean` validates or authorises the tenant of each call (`false`:
+   * PERMISSION_DENIED, HTTP 403). See docs/lifecycle.md. @default true
+   */
+  tenants?: boolean | TenantCheck;
   /** SSE comment sent this often so proxies keep idle streams open. 0 disables it. @default 15000 */
   heartbeatIntervalMs?: number;
   /** Largest accepted request body in bytes. @default 10485760 (10 MiB) */
@@ -296,6 +306,13 @@ export const OPTION_SPEC = {
   },
   turnTimeoutMs: { check: nonNegativeMs },
   blockingSendMaxWaitMs: { check: positiveMs },
+  tenants: {
+    default: true,
+    check: (value) =>
+      typeof value === 'boolean' || typeof value === 'function'
+        ? undefined
+        : 'must be true, false or a function (tenant, ctx, request) => boolean',
+  },
   heartbeatIntervalMs: { default: 15_000, check: nonNegativeMs },
   bodyLimit: {
     default: 10 * 1024 * 1024,

@@ -46,6 +46,7 @@ import { restRoutes } from './routes/rest.js';
 import { addShutdownHooks } from './shutdown.js';
 import { StreamHub } from './sse.js';
 import { createStoreFromUrl } from './store-url.js';
+import { tenantHookOf } from './tenants.js';
 
 // At run time the default import is the CommonJS module.exports, which is the fastify-plugin
 // wrapped function (its `.default` and `.fastifySSE` are the unwrapped one, which would be
@@ -94,7 +95,7 @@ function authorizeHookOf(options: ResolvedOptions): AuthorizeHook | undefined {
   } catch (error) {
     throw invalidOption(`"accessRules": ${(error as Error).message}.`);
   }
-  return allOf(rules, options.authorize);
+  return allOf(tenantHookOf(options.tenants), rules, options.authorize);
 }
 
 /** The extended card for one call: the public card's fields with the option's over them, at the caller's base URL. */

@@ -18,6 +18,7 @@ import { type Authentication, requireAuthentication } from '../auth/authenticati
 import { limitBodyTime } from '../body-deadline.js';
 import { RequestContext, requestedVersion } from '../context.js';
 import { SSE_ROUTE_OPTIONS, type StreamHub } from '../sse.js';
+import { tenantOf } from '../tenants.js';
 
 export interface JsonRpcRoutesOptions {
   binding: JsonRpcBinding;
@@ -127,8 +128,12 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
     }
     // Which version answered (the spec names no header for it; this one mirrors the request's).
     reply.header('A2A-Version', version);
-    const ctx = new RequestContext(request, 'JSONRPC', version);
-    const outcome = await binding.handle(request.body ?? '', ctx);
+    // Parsed here (the binding takes a parsed body as it is; it answers a body that does not parse),
+    // since 1.0 requests carry their tenant in their params (§11.4); 0.3 has none.
+    const body = parsedJson(request.body ?? '');
+    const tenant = version === '0.3' ? undefined : tenantOf((body as { params?: unknown } | null)?.params);
+    const ctx = new RequestContext(request, 'JSONRPC', version, tenant);
+    const outcome = await binding.handle(body, ctx);
     if (outcome.type === 'response') {
       if (outcome.status !== undefined) return reply.code(outcome.status).send(outcome.response);
       if (!outcome.asEvent) return outcome.response;
@@ -140,3 +145,13 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
     return streams.pipe(reply, outcome, ctx.signal);
   });
 };
+
+/** The body as JSON, or as it came when it is not JSON (the binding answers that with a parse error). */
+function parsedJson(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
+}
