@@ -10,6 +10,7 @@ import type {
   AgentCard,
   AgentExecutorLike,
   AuthorizeHook,
+  InterruptedExpiryOptions,
   Principal,
   PushOptions,
   RetentionOptions,
@@ -130,6 +131,14 @@ export interface A2APluginOptions {
    * PERMISSION_DENIED, HTTP 403). See docs/lifecycle.md. @default true
    */
   tenants?: boolean | TenantCheck;
+  /**
+   * Expiry of interrupted tasks: a task left in `input-required` or `auth-required` for longer than
+   * `ttlMs` (since its status timestamp) is moved to `failed` with a status message saying so, and
+   * its context is freed with it (retention purges both later). Each worker looks every
+   * `sweepIntervalMs` (default: the smaller of ttlMs and 60 s); each task is expired once. See
+   * docs/lifecycle.md. @default undefined (interrupted tasks wait for good)
+   */
+  interruptedExpiry?: InterruptedExpiryOptions;
   /** SSE comment sent this often so proxies keep idle streams open. 0 disables it. @default 15000 */
   heartbeatIntervalMs?: number;
   /** Largest accepted request body in bytes. @default 10485760 (10 MiB) */
@@ -250,6 +259,16 @@ function checkRetention(value: unknown): string | undefined {
   return undefined;
 }
 
+function checkInterruptedExpiry(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return 'must be { ttlMs, sweepIntervalMs? }';
+  const { ttlMs, sweepIntervalMs } = value as InterruptedExpiryOptions;
+  if (positiveMs(ttlMs)) return '.ttlMs must be a positive number of milliseconds';
+  if (sweepIntervalMs !== undefined && positiveMs(sweepIntervalMs)) {
+    return '.sweepIntervalMs must be a positive number of milliseconds';
+  }
+  return undefined;
+}
+
 /** Every option: its check and default. Adding an option to the type without a row here does not compile. */
 export const OPTION_SPEC = {
   agentCard: { required: true, check: checkCard },
@@ -306,6 +325,7 @@ export const OPTION_SPEC = {
   },
   turnTimeoutMs: { check: nonNegativeMs },
   blockingSendMaxWaitMs: { check: positiveMs },
+  interruptedExpiry: { check: checkInterruptedExpiry },
   tenants: {
     default: true,
     check: (value) =>

@@ -170,6 +170,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     ...(options.turnTimeoutMs !== undefined ? { turnTimeoutMs: options.turnTimeoutMs } : {}),
     ...(options.blockingSendMaxWaitMs !== undefined ? { blockingSendMaxWaitMs: options.blockingSendMaxWaitMs } : {}),
     ...(options.retention !== undefined ? { retention: options.retention } : {}),
+    ...(options.interruptedExpiry !== undefined ? { interruptedExpiry: options.interruptedExpiry } : {}),
     ...(options.workerId !== undefined ? { workerId: options.workerId } : {}),
     ...(push !== undefined ? { push } : {}),
   });

@@ -16,6 +16,14 @@ export interface RuntimeLogger {
 
 export const silentLogger: RuntimeLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
+/** When interrupted tasks expire (see A2ARuntimeOptions.interruptedExpiry). */
+export interface InterruptedExpiryOptions {
+  /** A task waiting in input-required or auth-required for longer than this (since its status timestamp) is failed. */
+  ttlMs: number;
+  /** How often each worker looks for such tasks. @default the smaller of ttlMs and 60_000 */
+  sweepIntervalMs?: number;
+}
+
 export interface RetentionOptions {
   /** Terminal tasks last updated longer ago than this are purged. @default 86_400_000 (24 h) */
   ttlMs?: number;
@@ -90,6 +98,14 @@ export interface A2ARuntimeOptions {
   generateId?: () => string;
   /** Periodic purge of old terminal tasks; `false` disables it. @default {} (24 h TTL) */
   retention?: RetentionOptions | false;
+  /**
+   * Expiry of interrupted tasks: a task left in `input-required` or `auth-required` longer than
+   * `ttlMs` is moved to `failed` with a status message saying why, so it stops holding its context
+   * (retention then purges both like any terminal task). Every worker sweeps; each task is expired
+   * once (a version-checked commit), and a task whose follow-up message was recorded in time is
+   * spared. Needs `store.supports.interruptedTasks`. @default undefined (interrupted tasks wait for good)
+   */
+  interruptedExpiry?: InterruptedExpiryOptions;
   /** This process's identity in the store's worker leases. @default `<hostname>-<pid>-<random>` */
   workerId?: string;
   /**

@@ -43,6 +43,7 @@ import { Events } from './events.js';
 import { Follower, followOptions } from './follower.js';
 import { Intake, type Retry } from './intake.js';
 import { runLogged } from './jobs/background.js';
+import { InterruptedExpiry } from './jobs/interrupted-expiry.js';
 import { PushDeliverer } from './jobs/push.js';
 import { Retention } from './jobs/retention.js';
 import { Membership } from './membership.js';
@@ -65,6 +66,8 @@ export class A2ARuntime {
   readonly #events: Events;
   readonly #membership: Membership;
   readonly #retention: Retention;
+  /** Present when interrupted tasks expire (`options.interruptedExpiry`). */
+  readonly #interruptedExpiry: InterruptedExpiry | undefined;
   readonly #intake: Intake;
   readonly #scheduler: Scheduler;
   readonly #follower: Follower;
@@ -120,6 +123,11 @@ export class A2ARuntime {
     });
     this.#retention = new Retention(store, clock, log);
     if (options.retention !== false) this.#membership.jobs.add(this.#retention.job(options.retention));
+    this.#interruptedExpiry =
+      options.interruptedExpiry === undefined
+        ? undefined
+        : new InterruptedExpiry(store, clock, events, log, options.interruptedExpiry);
+    if (this.#interruptedExpiry !== undefined) this.#membership.jobs.add(this.#interruptedExpiry.job());
     if (options.push !== undefined) {
       if (!hasPushStore(store)) {
         throw new A2AError(
@@ -170,6 +178,15 @@ export class A2ARuntime {
   /** Purges terminal tasks older than `ttlMs`; the periodic sweep calls this. */
   sweep(ttlMs: number): Promise<void> {
     return runLogged(this.#log, 'retention sweep', () => this.#retention.sweep(ttlMs));
+  }
+
+  /**
+   * Fails the interrupted tasks that waited longer than `interruptedExpiry.ttlMs` and resolves with
+   * how many; the expiry job calls this every `sweepIntervalMs`. 0 when the option is off.
+   */
+  async expireInterruptedTasks(): Promise<number> {
+    await this.start();
+    return this.#interruptedExpiry === undefined ? 0 : this.#interruptedExpiry.sweep();
   }
 
   /** Turns this worker accepted and has not finished (queued behind their context, or running). */
