@@ -904,6 +904,7 @@ class SharedByLocation extends Delegating {
     namespaces: true,
     listTasks: true,
     push: true,
+    interruptedTasks: true,
   };
   constructor({ clock, location, namespace }: { clock: Clock; location: string; namespace?: string | undefined }) {
     const key = `${location}/${namespace ?? ''}`;
