@@ -81,8 +81,9 @@ export function addShutdownHooks(scope: FastifyInstance, parts: ShutdownParts): 
   // A request the drain answers after Fastify closed the server (a blocking send, a stream): its
   // keep-alive connection would then stay open, and the server's close() wait for it for good
   // (Node reaps idle connections once, when close() is called). End the connection once answered.
+  // (HTTP/1 only: an HTTP/2 stream's socket is its session's, shared with other requests.)
   scope.addHook('onResponse', async (request) => {
-    if (draining !== undefined) request.raw.socket?.end();
+    if (draining !== undefined && request.raw.httpVersionMajor === 1) request.raw.socket?.end();
   });
   scope.addHook('onClose', async () => {
     await draining;

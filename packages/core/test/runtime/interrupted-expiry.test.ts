@@ -18,6 +18,7 @@ const runtimeOf = useRuntimes();
 
 /** `ask` pauses in input-required, `login` in auth-required; anything else completes. */
 const executor = async (turn: TurnContext): Promise<void> => {
+  await turn.setContextState({ asked: turn.text });
   if (turn.text === 'ask') await turn.requireInput('Which one?');
   else if (turn.text === 'login') await turn.requireAuth('Sign in first.');
   else await turn.complete('done');
@@ -59,6 +60,22 @@ describe('interruptedExpiry', () => {
       expect(task.status.timestamp).toBe(new Date(clock.now).toISOString());
     }
     expect(await runtime.expireInterruptedTasks()).toBe(0);
+  });
+
+  it('frees the context: retention then purges the expired task and its context state', async () => {
+    const { clock, store, worker } = setUp();
+    const runtime = worker();
+    const asked = asTask(await runtime.sendMessage({ message: userMessage('ask') }));
+    expect((await store.getContext(asked.contextId))?.state).toEqual({ asked: 'ask' });
+    clock.advance(TTL_MS + 1);
+    // Retention purges terminal tasks only: the waiting task keeps its context.
+    await runtime.sweep(1);
+    expect(await store.getTask(asked.id)).toBeDefined();
+    expect(await runtime.expireInterruptedTasks()).toBe(1);
+    clock.advance(2);
+    await runtime.sweep(1);
+    expect(await store.getTask(asked.id)).toBeUndefined();
+    expect(await store.getContext(asked.contextId)).toBeUndefined();
   });
 
   it('two workers sweeping at once expire each task once', async () => {
