@@ -5,6 +5,7 @@ export type { StreamFrame } from './protocol/operations.js';
 export { notificationHeaders, PUSH_DEFAULTS } from './runtime/jobs/push.js';
 export type {
   A2ARuntimeOptions,
+  InterruptedExpiryOptions,
   PushOptions,
   RetentionOptions,
   RuntimeLogger,

@@ -252,6 +252,19 @@ export interface StoreCapabilities {
    * `listTasks`: absent means false.
    */
   push?: boolean;
+  /**
+   * listInterruptedTasks() finds interrupted tasks by age, for the runtime's `interruptedExpiry`.
+   * Optional like `listTasks`: absent means false (the runtime then refuses the option).
+   */
+  interruptedTasks?: boolean;
+}
+
+/** What {@link TaskStore.listInterruptedTasks} selects. */
+export interface InterruptedTasksQuery {
+  /** Only tasks whose status timestamp ({@link statusTimestampOf}) is strictly before this, in epoch ms. */
+  before: number;
+  /** At most this many records: an integer ≥ 1. */
+  limit: number;
 }
 
 export type Unsubscribe = () => void;
@@ -329,6 +342,18 @@ export interface TaskStore {
    * Records are copies, like getTask's; trimming history and artifacts is the caller's job.
    */
   listTasks?(query: TaskListQuery, ctx?: StoreCallContext): Promise<TaskListPage>;
+
+  /**
+   * Tasks (of every owner) waiting in an interrupted state (§6.3: input-required, auth-required)
+   * since before `query.before`: their status timestamp ({@link statusTimestampOf}) is strictly
+   * less. Oldest first, equal timestamps by task id ascending (code points), at most `query.limit`.
+   * A task without a status timestamp never matches (its age is unknown). Only this store's
+   * namespace. Present when `supports.interruptedTasks`; the runtime's interrupted-task expiry
+   * reads it, then ends each task with a version-checked commit (so a task answered meanwhile, or
+   * expired by another worker, is left alone). The SQL stores read it from the index on
+   * (state, status timestamp) that ListTasks uses. Records are copies.
+   */
+  listInterruptedTasks?(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]>;
 }
 
 export interface ContextStore {

@@ -10,6 +10,7 @@ import type {
   AgentCard,
   AgentExecutorLike,
   AuthorizeHook,
+  InterruptedExpiryOptions,
   Principal,
   PushOptions,
   RetentionOptions,
@@ -18,6 +19,7 @@ import { A2AError } from '@fastify-a2a/core';
 import type { FastifyRequest } from 'fastify';
 import type { AuthenticateOption } from './auth/authentication.js';
 import { checkCardFields, readCardFile } from './card-file.js';
+import type { TenantCheck } from './tenants.js';
 
 /** The parts of an agent card the application decides; the plugin fills in the rest (§5.5). */
 export type AgentCardInput = Omit<
@@ -143,6 +145,30 @@ export interface A2APluginOptions {
   createTaskBeforeRun?: boolean;
   /** Fails a turn that runs longer than this many ms. @default undefined (no limit) */
   turnTimeoutMs?: number;
+  /**
+   * The longest a blocking message/send (1.0 SendMessage without `returnImmediately`) waits for
+   * its turn; then it answers with the task as it is (`submitted`/`working`) and the client polls
+   * (tasks/get) or subscribes for the rest. Set it below your load balancer's idle timeout. See
+   * docs/lifecycle.md. @default undefined (wait until the turn settles, as A2A says)
+   */
+  blockingSendMaxWaitMs?: number;
+  /**
+   * Tenants (A2A 1.0 §11.4: `/{tenant}/…` on HTTP+JSON, the `tenant` field on JSON-RPC). `true`:
+   * every tenant is served, each isolated (its tasks, contexts, push configs and listing are "not
+   * found" from another tenant, as from another principal); `false`: a call naming a tenant is
+   * refused (-32602 / HTTP 400) saying this agent does not use tenants; a function
+   * `(tenant, ctx, request) => boolean` validates or authorises the tenant of each call (`false`:
+   * PERMISSION_DENIED, HTTP 403). See docs/lifecycle.md. @default true
+   */
+  tenants?: boolean | TenantCheck;
+  /**
+   * Expiry of interrupted tasks: a task left in `input-required` or `auth-required` for longer than
+   * `ttlMs` (since its status timestamp) is moved to `failed` with a status message saying so, and
+   * its context is freed with it (retention purges both later). Each worker looks every
+   * `sweepIntervalMs` (default: the smaller of ttlMs and 60 s); each task is expired once. See
+   * docs/lifecycle.md. @default undefined (interrupted tasks wait for good)
+   */
+  interruptedExpiry?: InterruptedExpiryOptions;
   /** SSE comment sent this often so proxies keep idle streams open. 0 disables it. @default 15000 */
   heartbeatIntervalMs?: number;
   /** Largest accepted request body in bytes. @default 10485760 (10 MiB) */
@@ -261,6 +287,16 @@ function checkRetention(value: unknown): string | undefined {
   return undefined;
 }
 
+function checkInterruptedExpiry(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return 'must be { ttlMs, sweepIntervalMs? }';
+  const { ttlMs, sweepIntervalMs } = value as InterruptedExpiryOptions;
+  if (positiveMs(ttlMs)) return '.ttlMs must be a positive number of milliseconds';
+  if (sweepIntervalMs !== undefined && positiveMs(sweepIntervalMs)) {
+    return '.sweepIntervalMs must be a positive number of milliseconds';
+  }
+  return undefined;
+}
+
 /** Every option: its check and default. Adding an option to the type without a row here does not compile. */
 export const OPTION_SPEC = {
   agentCard: { required: true, check: checkCard },
@@ -337,6 +373,15 @@ export const OPTION_SPEC = {
     check: (value) => (typeof value === 'boolean' ? undefined : 'must be true or false'),
   },
   turnTimeoutMs: { check: nonNegativeMs },
+  blockingSendMaxWaitMs: { check: positiveMs },
+  interruptedExpiry: { check: checkInterruptedExpiry },
+  tenants: {
+    default: true,
+    check: (value) =>
+      typeof value === 'boolean' || typeof value === 'function'
+        ? undefined
+        : 'must be true, false or a function (tenant, ctx, request) => boolean',
+  },
   heartbeatIntervalMs: { default: 15_000, check: nonNegativeMs },
   bodyLimit: {
     default: 10 * 1024 * 1024,

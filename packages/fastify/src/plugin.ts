@@ -44,14 +44,10 @@ import { cardRoutes } from './routes/card.js';
 import { healthRoute } from './routes/health.js';
 import { jsonRpcRoutes } from './routes/jsonrpc.js';
 import { restRoutes } from './routes/rest.js';
+import { addShutdownHooks } from './shutdown.js';
 import { StreamHub } from './sse.js';
 import { createStoreFromUrl } from './store-url.js';
-
-/**
- * After the turns drained, how long open streams get to write their final events before the rest
- * (following tasks that run on other workers) are ended.
- */
-const STREAM_GRACE_MS = 1000;
+import { tenantHookOf } from './tenants.js';
 
 // At run time the default import is the CommonJS module.exports, which is the fastify-plugin
 // wrapped function (its `.default` and `.fastifySSE` are the unwrapped one, which would be
@@ -100,7 +96,7 @@ function authorizeHookOf(options: ResolvedOptions): AuthorizeHook | undefined {
   } catch (error) {
     throw invalidOption(`"accessRules": ${(error as Error).message}.`);
   }
-  return allOf(rules, options.authorize);
+  return allOf(tenantHookOf(options.tenants), rules, options.authorize);
 }
 
 /** The extended card for one call: the public card's fields with the option's over them, at the caller's base URL. */
@@ -173,7 +169,9 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     createTaskBeforeRun: options.createTaskBeforeRun,
     turnPollIntervalMs: options.turnPollIntervalMs,
     ...(options.turnTimeoutMs !== undefined ? { turnTimeoutMs: options.turnTimeoutMs } : {}),
+    ...(options.blockingSendMaxWaitMs !== undefined ? { blockingSendMaxWaitMs: options.blockingSendMaxWaitMs } : {}),
     ...(options.retention !== undefined ? { retention: options.retention } : {}),
+    ...(options.interruptedExpiry !== undefined ? { interruptedExpiry: options.interruptedExpiry } : {}),
     ...(options.workerId !== undefined ? { workerId: options.workerId } : {}),
     ...(push !== undefined ? { push } : {}),
   });
@@ -229,29 +227,13 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
   await fastify.register(
     async (scope: FastifyInstance) => {
       const streams = new StreamHub(options.heartbeatIntervalMs);
-      // preClose, not onClose: Fastify closes the server between the two, and that waits for
-      // every open connection, so open streams must have ended by then. They end with their final
-      // event: the turns drain first (new requests already get 503), and a stream of a turn that
-      // ran here carries how it ended, rather than being cut off mid-turn (§7.2).
-      scope.addHook('preClose', async () => {
-        const since = Date.now();
-        const log = fastify.log.child({ prefix: prefix || '/' });
-        const open = streams.size;
-        log.info(
-          { turns: runtime.runningTurns, streams: open, drainTimeoutMs: options.drainTimeoutMs },
-          'a2a: closing: draining running turns and open streams',
-        );
-        const turns = await runtime.drain();
-        const cut = await streams.drain(STREAM_GRACE_MS);
-        log.info(
-          { ...turns, streams: open, streamsCut: cut, ms: Date.now() - since },
-          'a2a: drained: turns finished or failed, streams ended',
-        );
-      });
-      scope.addHook('onClose', async () => {
-        agents.delete(prefix);
-        streams.close();
-        await runtime.close();
+      addShutdownHooks(scope, {
+        runtime,
+        streams,
+        log: fastify.log.child({ prefix: prefix || '/' }),
+        drainTimeoutMs: options.drainTimeoutMs,
+        pluginTimeoutMs: fastify.initialConfig.pluginTimeout ?? 0,
+        onClosed: () => agents.delete(prefix),
       });
       await scope.register(fastifySse);
       await scope.register(cardRoutes, {

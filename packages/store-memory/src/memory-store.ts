@@ -17,6 +17,7 @@ import {
   type FailPushAttemptRequest,
   INTERRUPTED_STATES,
   type IndexedMessage,
+  type InterruptedTasksQuery,
   indexedMessages,
   isFinalState,
   isTerminalState,
@@ -27,6 +28,7 @@ import {
   multiMapDelete,
   multiMapHas,
   multiMapValues,
+  NO_STATUS_TIMESTAMP,
   type PurgeResult,
   type PushClaimKey,
   type PushConfigRecord,
@@ -123,6 +125,7 @@ export class MemoryStore implements A2AStore, PushStore {
     namespaces: false,
     listTasks: true,
     push: true,
+    interruptedTasks: true,
   });
 
   readonly #clock: Clock;
@@ -356,6 +359,22 @@ export class MemoryStore implements A2AStore, PushStore {
     const result: TaskListPage = { records: page.map((entry) => cloneJson(entry.record)), total: matching.length };
     if (rest.length > page.length && last !== undefined) result.next = { ...last.key };
     return result;
+  }
+
+  /** Filters every task, as listTasks does. */
+  async listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
+    this.#check(ctx);
+    const waiting: { key: TaskListCursor; record: TaskRecord }[] = [];
+    for (const { record } of this.#tasks.values()) {
+      const { task } = record;
+      if (!INTERRUPTED_STATES.has(task.status.state)) continue;
+      const key = { statusTimestamp: statusTimestampOf(task), taskId: task.id };
+      if (key.statusTimestamp === NO_STATUS_TIMESTAMP || key.statusTimestamp >= query.before) continue;
+      waiting.push({ key, record });
+    }
+    // Oldest first: the reverse of listTasks order.
+    waiting.sort((a, b) => listOrder(b.key, a.key));
+    return waiting.slice(0, Math.max(0, query.limit)).map((entry) => cloneJson(entry.record));
   }
 
   async getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {

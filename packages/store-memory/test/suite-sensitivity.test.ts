@@ -17,6 +17,7 @@ import {
   type EnqueueTurnRequest,
   type ExpiredWorker,
   type FailPushAttemptRequest,
+  type InterruptedTasksQuery,
   indexedMessages,
   type ListTasksOptions,
   type MessageIndexEntry,
@@ -78,6 +79,9 @@ class Delegating implements A2AStore, PushStore {
   }
   listTasks(query: TaskListQuery, ctx?: StoreCallContext): Promise<TaskListPage> {
     return this.inner.listTasks(query, ctx);
+  }
+  listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
+    return this.inner.listInterruptedTasks(query, ctx);
   }
   getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {
     return this.inner.getContext(contextId, ctx);
@@ -339,6 +343,36 @@ const bugs: Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string
             (r): r is TaskRecord =>
               r !== undefined && !['completed', 'failed', 'canceled', 'rejected'].includes(r.task.status.state),
           );
+        }
+      })(clock),
+  },
+  'lists interrupted tasks up to and including `before`, newest first': {
+    caughtBy:
+      'interruptedTasks: lists input-required and auth-required tasks older than `before`, oldest first, ties by id, of every owner [requires supports.interruptedTasks]',
+    store: (clock) =>
+      new (class extends Delegating {
+        override async listInterruptedTasks(query: InterruptedTasksQuery): Promise<TaskRecord[]> {
+          return (await super.listInterruptedTasks({ ...query, before: query.before + 1 })).reverse();
+        }
+      })(clock),
+  },
+  'remembers which tasks were interrupted when created, not what they are now': {
+    caughtBy:
+      'interruptedTasks: follows state changes: an answered task leaves the list, a task that pauses again joins it with its new timestamp [requires supports.interruptedTasks]',
+    store: (clock) =>
+      new (class extends Delegating {
+        readonly #interruptedAtCreation = new Set<string>();
+        override async commit(request: CommitRequest): Promise<CommitResult> {
+          const stored = await super.commit(request);
+          const { state } = request.task.status;
+          if (request.expectedVersion === 0 && (state === 'input-required' || state === 'auth-required')) {
+            this.#interruptedAtCreation.add(request.taskId);
+          }
+          return stored;
+        }
+        override async listInterruptedTasks(query: InterruptedTasksQuery): Promise<TaskRecord[]> {
+          const records = await Promise.all([...this.#interruptedAtCreation].map((id) => super.getTask(id)));
+          return records.filter((r): r is TaskRecord => r !== undefined).slice(0, query.limit);
         }
       })(clock),
   },
@@ -870,6 +904,7 @@ class SharedByLocation extends Delegating {
     namespaces: true,
     listTasks: true,
     push: true,
+    interruptedTasks: true,
   };
   constructor({ clock, location, namespace }: { clock: Clock; location: string; namespace?: string | undefined }) {
     const key = `${location}/${namespace ?? ''}`;

@@ -23,6 +23,7 @@ import {
   type ExpiredWorker,
   type FailPushAttemptRequest,
   INTERRUPTED_STATES,
+  type InterruptedTasksQuery,
   indexedMessages,
   type ListTasksOptions,
   type MessageIndexEntry,
@@ -30,6 +31,7 @@ import {
   multiMapAdd,
   multiMapDelete,
   multiMapValues,
+  NO_STATUS_TIMESTAMP,
   type PurgeResult,
   type PushClaimKey,
   type PushConfigRecord,
@@ -501,6 +503,11 @@ function statements(schema: string) {
     byContext: `
       SELECT ${taskColumns} FROM ${s}.tasks
       WHERE namespace = $1 AND context_id = $2 ORDER BY created_at, row_id LIMIT $3`,
+    // Through tasks_by_state_status_ts, the index ListTasks filters by state with.
+    interrupted: `
+      SELECT ${taskColumns} FROM ${s}.tasks
+      WHERE namespace = $1 AND state IN ('input-required', 'auth-required') AND status_ts < $2 AND status_ts > $3
+      ORDER BY status_ts, task_id COLLATE "C" LIMIT $4`,
     // The state list matches the partial index `tasks_active` (see migrations.ts).
     active: `
       SELECT ${taskColumns} FROM ${s}.tasks
@@ -736,6 +743,7 @@ export class PostgresStore implements A2AStore, PushStore {
       namespaces: true,
       listTasks: true,
       push: true,
+      interruptedTasks: true,
     };
   }
 
@@ -1225,6 +1233,13 @@ export class PostgresStore implements A2AStore, PushStore {
 
   async listActiveTasks(ctx?: StoreCallContext): Promise<TaskRecord[]> {
     const { rows } = await this.#query<TaskRow>(this.#sql.active, [this.namespace], ctx);
+    return rows.map(toRecord);
+  }
+
+  async listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
+    const limit = Math.max(0, Math.trunc(query.limit));
+    const values = [this.namespace, query.before, NO_STATUS_TIMESTAMP, limit];
+    const { rows } = await this.#query<TaskRow>(this.#sql.interrupted, values, ctx);
     return rows.map(toRecord);
   }
 

@@ -26,6 +26,7 @@ import {
   type FailPushAttemptRequest,
   INTERRUPTED_STATES,
   type IndexedMessage,
+  type InterruptedTasksQuery,
   indexedMessages,
   type ListTasksOptions,
   type MessageIndexEntry,
@@ -33,6 +34,7 @@ import {
   multiMapAdd,
   multiMapDelete,
   multiMapValues,
+  NO_STATUS_TIMESTAMP,
   type PurgeResult,
   type PushClaimKey,
   type PushConfigRecord,
@@ -404,6 +406,12 @@ function prepare(db: Database.Database) {
     // rowid breaks ties between tasks created in the same millisecond: insertion order.
     tasksByContext: db.prepare<[string, string, number], TaskRow>(
       `SELECT ${columns} FROM a2a_tasks WHERE namespace = ? AND context_id = ? ORDER BY created_at, rowid LIMIT ?`,
+    ),
+    // Through the index ListTasks filters by state with (one range per interrupted state).
+    interruptedTasks: db.prepare<[string, number, number, number], TaskRow>(
+      `SELECT ${columns} FROM a2a_tasks INDEXED BY a2a_tasks_by_state_status_ts
+       WHERE namespace = ? AND state IN (${sqlList(INTERRUPTED_STATES)}) AND status_ts < ? AND status_ts > ?
+       ORDER BY status_ts, task_id LIMIT ?`,
     ),
     activeTasks: db.prepare<[string], TaskRow>(
       `SELECT ${columns} FROM a2a_tasks WHERE namespace = ? AND state IN (${sqlList(ACTIVE_STATES)})
@@ -882,6 +890,7 @@ export class SqliteStore implements A2AStore, PushStore {
       namespaces: true,
       listTasks: true,
       push: true,
+      interruptedTasks: true,
     });
   }
 
@@ -1087,6 +1096,13 @@ export class SqliteStore implements A2AStore, PushStore {
 
   async listActiveTasks(ctx?: StoreCallContext): Promise<TaskRecord[]> {
     return this.#run(ctx, (s) => s.activeTasks.all(this.#namespace).map(toTaskRecord));
+  }
+
+  async listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
+    const { before, limit } = query;
+    return this.#run(ctx, (s) =>
+      s.interruptedTasks.all(this.#namespace, before, NO_STATUS_TIMESTAMP, sqlLimit(limit)).map(toTaskRecord),
+    );
   }
 
   /** One read transaction: the page (limit + 1 rows, to know whether more follow) and its count. */

@@ -16,6 +16,14 @@ export interface RuntimeLogger {
 
 export const silentLogger: RuntimeLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
+/** When interrupted tasks expire (see A2ARuntimeOptions.interruptedExpiry). */
+export interface InterruptedExpiryOptions {
+  /** A task waiting in input-required or auth-required for longer than this (since its status timestamp) is failed. */
+  ttlMs: number;
+  /** How often each worker looks for such tasks. @default the smaller of ttlMs and 60_000 */
+  sweepIntervalMs?: number;
+}
+
 export interface RetentionOptions {
   /** Terminal tasks last updated longer ago than this are purged. @default 86_400_000 (24 h) */
   ttlMs?: number;
@@ -92,6 +100,14 @@ export interface A2ARuntimeOptions {
   generateId?: () => string;
   /** Periodic purge of old terminal tasks; `false` disables it. @default {} (24 h TTL) */
   retention?: RetentionOptions | false;
+  /**
+   * Expiry of interrupted tasks: a task left in `input-required` or `auth-required` longer than
+   * `ttlMs` is moved to `failed` with a status message saying why, so it stops holding its context
+   * (retention then purges both like any terminal task). Every worker sweeps; each task is expired
+   * once (a version-checked commit), and a task whose follow-up message was recorded in time is
+   * spared. Needs `store.supports.interruptedTasks`. @default undefined (interrupted tasks wait for good)
+   */
+  interruptedExpiry?: InterruptedExpiryOptions;
   /** This process's identity in the store's worker leases. @default `<hostname>-<pid>-<random>` */
   workerId?: string;
   /**
@@ -116,6 +132,18 @@ export interface A2ARuntimeOptions {
    * config and messages in an existing context or task are always written first. @default false
    */
   createTaskBeforeRun?: boolean;
+  /**
+   * The longest a blocking message/send waits for its turn to settle; then it answers with the
+   * task as it is (`submitted` or `working`), and the client follows up with tasks/get (GetTask)
+   * or tasks/resubscribe (SubscribeToTask), as after a non-blocking send. Keeps a long turn from
+   * holding the request past a load balancer's idle timeout. A2A 1.0 (§3.2.2,
+   * `returnImmediately: false`) says a blocking send waits for a terminal or interrupted state:
+   * setting this trades that for answers that arrive. With it set, a blocking send writes its
+   * task before its agent runs (see `createTaskBeforeRun`), so the task can be read when the answer
+   * comes early. Neither version's SendMessageConfiguration has a field for a per-request wait.
+   * @default undefined (wait until the turn settles)
+   */
+  blockingSendMaxWaitMs?: number;
   /**
    * A worker that has not renewed its lease for this long is considered dead: another worker
    * fails its running tasks ("worker lost"). Leases are renewed every quarter of this. @default 15000

@@ -43,6 +43,7 @@ import { Events } from './events.js';
 import { Follower, followOptions } from './follower.js';
 import { Intake, type Retry } from './intake.js';
 import { runLogged } from './jobs/background.js';
+import { InterruptedExpiry } from './jobs/interrupted-expiry.js';
 import { PushDeliverer } from './jobs/push.js';
 import { Retention } from './jobs/retention.js';
 import { Membership } from './membership.js';
@@ -65,6 +66,8 @@ export class A2ARuntime {
   readonly #events: Events;
   readonly #membership: Membership;
   readonly #retention: Retention;
+  /** Present when interrupted tasks expire (`options.interruptedExpiry`). */
+  readonly #interruptedExpiry: InterruptedExpiry | undefined;
   readonly #intake: Intake;
   readonly #scheduler: Scheduler;
   readonly #follower: Follower;
@@ -120,6 +123,11 @@ export class A2ARuntime {
     });
     this.#retention = new Retention(store, clock, log);
     if (options.retention !== false) this.#membership.jobs.add(this.#retention.job(options.retention));
+    this.#interruptedExpiry =
+      options.interruptedExpiry === undefined
+        ? undefined
+        : new InterruptedExpiry(store, clock, events, log, options.interruptedExpiry);
+    if (this.#interruptedExpiry !== undefined) this.#membership.jobs.add(this.#interruptedExpiry.job());
     if (options.push !== undefined) {
       if (!hasPushStore(store)) {
         throw new A2AError(
@@ -170,6 +178,15 @@ export class A2ARuntime {
   /** Purges terminal tasks older than `ttlMs`; the periodic sweep calls this. */
   sweep(ttlMs: number): Promise<void> {
     return runLogged(this.#log, 'retention sweep', () => this.#retention.sweep(ttlMs));
+  }
+
+  /**
+   * Fails the interrupted tasks that waited longer than `interruptedExpiry.ttlMs` and resolves with
+   * how many; the expiry job calls this every `sweepIntervalMs`. 0 when the option is off.
+   */
+  async expireInterruptedTasks(): Promise<number> {
+    await this.start();
+    return this.#interruptedExpiry === undefined ? 0 : this.#interruptedExpiry.sweep();
   }
 
   /** Turns this worker accepted and has not finished (queued behind their context, or running). */
@@ -239,13 +256,19 @@ export class A2ARuntime {
     const blocking = params.configuration?.blocking !== false;
     // A blocking send shows the task to no one before its answer: its task may be written with the
     // agent's first updates (see A2ARuntimeOptions.createTaskBeforeRun).
-    const deferCreation = blocking && push === undefined && this.#options.createTaskBeforeRun !== true;
+    // With a max wait the answer may come before the turn's first write: the task must exist by then.
+    const maxWaitMs = this.#options.blockingSendMaxWaitMs;
+    const deferCreation =
+      blocking && push === undefined && this.#options.createTaskBeforeRun !== true && maxWaitMs === undefined;
     const accepted = await this.#intake.accept(params, ctx, { deferCreation });
     if (push !== undefined) await this.#saveSendPushConfig(push, accepted, ctx);
     if (accepted.kind === 'retry') return this.#answerRetry(accepted, blocking, historyLength, ctx);
     const { turn } = accepted;
     if (!blocking) return withHistoryLength(turn.writer.task, historyLength);
-    const outcome = await turn.outcome.promise;
+    const outcome =
+      maxWaitMs === undefined ? await turn.outcome.promise : await settledWithin(turn.outcome.promise, maxWaitMs);
+    // Waited long enough: the task as last written; the client polls or subscribes for the rest.
+    if (outcome === undefined) return withHistoryLength(turn.writer.task, historyLength);
     if (turn.abortCause === 'superseded') {
       // The same message was recorded first by another send racing this one: answer as its retry.
       const retried = await this.#intake.recogniseRetry(params.message, ctx);
@@ -265,7 +288,11 @@ export class A2ARuntime {
     historyLength: number | undefined,
     ctx: CallContext,
   ): Promise<Task> {
-    if (blocking) await this.#follower.waitForTurnEnd(accepted.taskId, accepted.messageId, storeContextOf(ctx));
+    if (blocking) {
+      const maxWaitMs = this.#options.blockingSendMaxWaitMs;
+      const { taskId, messageId } = accepted;
+      await this.#follower.waitForTurnEnd(taskId, messageId, storeContextOf(ctx), maxWaitMs);
+    }
     return this.getTask({ id: accepted.taskId, ...(historyLength !== undefined ? { historyLength } : {}) }, ctx);
   }
 
@@ -498,5 +525,18 @@ export class A2ARuntime {
       );
     }
     return this.#pushConfigs;
+  }
+}
+
+/** The promise's value if it settles within `ms`, else undefined (it keeps running). */
+async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -14,6 +14,7 @@ import { contextStore } from './context-store.js';
 import { eventLog } from './event-log.js';
 import type { ConformanceOptions } from './harness.js';
 import { history } from './history.js';
+import { interruptedTasks } from './interrupted-tasks.js';
 import { isolation } from './isolation.js';
 import { leases } from './leases.js';
 import { lifecycle } from './lifecycle.js';
@@ -47,6 +48,7 @@ export {
   contextStore,
   eventLog,
   history,
+  interruptedTasks,
   isolation,
   leases,
   lifecycle,
@@ -71,6 +73,7 @@ export const conformanceModules: Readonly<Record<string, (options: ConformanceOp
   listTasks,
   eventLog,
   activeTasks,
+  interruptedTasks,
   contextStore,
   concurrency,
   notifications,

@@ -222,6 +222,7 @@ describe('conformance harness', () => {
       'listTasks',
       'eventLog',
       'activeTasks',
+      'interruptedTasks',
       'contextStore',
       'concurrency',
       'notifications',

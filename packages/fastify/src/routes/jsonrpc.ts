@@ -26,6 +26,7 @@ import { limitBodyTime } from '../body-deadline.js';
 import { RequestContext, requestedVersion } from '../context.js';
 import { lingerAfterAnswer } from '../lingering-close.js';
 import { SSE_ROUTE_OPTIONS, type StreamHub } from '../sse.js';
+import { tenantOf } from '../tenants.js';
 
 export interface JsonRpcRoutesOptions {
   binding: JsonRpcBinding;
@@ -141,8 +142,12 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
     }
     // Which version answered (the spec names no header for it; this one mirrors the request's).
     reply.header('A2A-Version', version);
-    const ctx = new RequestContext(request, 'JSONRPC', version);
-    const outcome = await binding.handle(request.body ?? '', ctx);
+    // Parsed here (the binding takes a parsed body as it is; it answers a body that does not parse),
+    // since 1.0 requests carry their tenant in their params (§11.4); 0.3 has none.
+    const body = parsedJson(request.body ?? '');
+    const tenant = version === '0.3' ? undefined : tenantOf((body as { params?: unknown } | null)?.params);
+    const ctx = new RequestContext(request, 'JSONRPC', version, tenant);
+    const outcome = await binding.handle(body, ctx);
     if (outcome.type === 'response') {
       if (outcome.status !== undefined) return reply.code(outcome.status).send(outcome.response);
       if (!outcome.asEvent) return outcome.response;
@@ -172,4 +177,14 @@ export function withTrailingSlash(scope: FastifyInstance, prefix: string, method
   const routerOptions = (scope.initialConfig as { routerOptions?: { ignoreTrailingSlash?: boolean } }).routerOptions;
   const ignored = routerOptions?.ignoreTrailingSlash ?? scope.initialConfig.ignoreTrailingSlash ?? false;
   return ignored || scope.hasRoute({ method, url: `${prefix}${slashed}` }) ? [path] : [path, slashed];
+}
+
+/** The body as JSON, or as it came when it is not JSON (the binding answers that with a parse error). */
+function parsedJson(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
 }

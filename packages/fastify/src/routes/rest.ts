@@ -22,6 +22,7 @@ import { limitBodyTime } from '../body-deadline.js';
 import { RequestContext, requestedVersion } from '../context.js';
 import { lingerAfterAnswer } from '../lingering-close.js';
 import { SSE_ROUTE_OPTIONS, type StreamHub } from '../sse.js';
+import { tenantOf } from '../tenants.js';
 import { isJsonContentType, withTrailingSlash } from './jsonrpc.js';
 
 export interface RestRoutesOptions {
@@ -199,7 +200,9 @@ async function restScope(
     }
     const resolved = binding.resolve(version, request.method, bindingPath(request, prefixSegments));
     if ('error' in resolved) return answerError(reply, resolved.error);
-    const ctx = new RequestContext(request, 'HTTP+JSON', version, resolved.match.path.tenant);
+    // 1.0: the `/{tenant}` segment, else a `tenant` member of the body or query (§11.4).
+    const tenant = version === '0.3' ? undefined : tenantOf(resolved.match.path, body, request.query);
+    const ctx = new RequestContext(request, 'HTTP+JSON', version, tenant);
     const outcome = await binding.handleMatch(
       resolved.match,
       { query: (request.query ?? {}) as Record<string, unknown>, body: body === noBody ? undefined : body },
