@@ -24,10 +24,11 @@ import {
   RuntimeService,
   rest0_3,
   rest1_0,
+  type SupportedInterface,
 } from '@fastify-a2a/core';
 import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import { type A2AAgent, A2AAgents } from './agents.js';
+import { type A2AAgent, A2AAgents, addInterface, authenticateHeaders } from './agents.js';
 import { Authentication } from './auth/authentication.js';
 import { buildCard, CardCache, type CardFeatures, type InterfacePaths, publicBase } from './card.js';
 import { RequestContext } from './context.js';
@@ -190,7 +191,10 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
       '"extendedAgentCard" needs "authenticate": the extended card is for authenticated callers (A2A §5.5); without authentication every caller would get it, so put its fields in "agentCard" instead.',
     );
   }
+  // Filled while the server runs by listeners beside Fastify (A2AAgent.addInterface).
+  const extraInterfaces: SupportedInterface[] = [];
   const features: CardFeatures = {
+    extraInterfaces,
     capabilities: Object.freeze({
       streaming: true,
       pushNotifications: push !== undefined,
@@ -220,6 +224,8 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     store,
     dispatcher,
     card: (baseUrl = options.baseUrl ?? 'http://localhost') => cards.get(baseUrl.replace(/\/+$/, '')).card,
+    addInterface: (supportedInterface) => addInterface(extraInterfaces, cards, supportedInterface),
+    authenticate: (headers, callId) => authenticateHeaders(authentication, headers, callId, fastify.log),
   };
   agents.add(agent);
 
