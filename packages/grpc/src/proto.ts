@@ -11,14 +11,25 @@
  * wherever it sits, with no list of fields to keep in step with the proto.
  */
 
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 
 type Json = Record<string, unknown>;
 
-/** The folder of the `.proto` files: `proto/` beside `src/` and `dist/`. */
-export const PROTO_DIR: string = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'proto');
+/**
+ * The folder of the `.proto` files: `proto/` beside `src/` and `dist/`; or, when this module was
+ * bundled into an application (esbuild, say), the installed package's own.
+ */
+function protoDir(): string {
+  const beside = resolve(dirname(fileURLToPath(import.meta.url)), '..', 'proto');
+  if (existsSync(join(beside, 'a2a.proto'))) return beside;
+  return join(dirname(createRequire(import.meta.url).resolve('@fastify-a2a/grpc/package.json')), 'proto');
+}
+
+export const PROTO_DIR: string = protoDir();
 
 /** The `.proto` of the A2A 1.0 service, for tools (grpcurl, code generators) and clients. */
 export const A2A_PROTO_PATH: string = join(PROTO_DIR, 'a2a.proto');

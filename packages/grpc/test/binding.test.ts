@@ -83,7 +83,7 @@ describe('gRPC binding: errors', () => {
     expect(error.code).toBe(status.FAILED_PRECONDITION);
     expect(error.details).toMatch(/speaks A2A 1\.0/);
     expect(statusDetails(error).details[0]).toMatchObject({ reason: 'VERSION_NOT_SUPPORTED' });
-    for (const version of [{ 'a2a-version': '1.0.1' }, {}]) {
+    for (const version of [{ 'a2a-version': '1.0.1' }, {}] as Record<string, string>[]) {
       expect(await client.unary('SendMessage', send('hi'), version)).toHaveProperty('task');
     }
   });
