@@ -46,6 +46,7 @@ function loadRoot(): protobuf.Root {
   return root;
 }
 
+/** The loaded proto (a protobufjs Root): the A2A 1.0 messages and google.rpc's, for tools and tests. */
 export const root: protobuf.Root = loadRoot();
 export const service: protobuf.Service = root.lookupService(SERVICE_NAME);
 
