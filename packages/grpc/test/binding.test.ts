@@ -224,6 +224,21 @@ describe('gRPC binding: limits', () => {
     expect(await client.unary('SendMessage', send('small'))).toHaveProperty('task');
   });
 
+  it('maxConcurrentStreams holds a connection’s further calls until one ends', async () => {
+    const { client } = await start(echoAgent, { maxConcurrentStreams: 1 });
+    const ended: string[] = [];
+    const held = collect(client.stream('SendStreamingMessage', send('sleep:400'))).then((r) => {
+      ended.push('held');
+      return r;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const quick = client.unary('GetTask', { id: nextId('none') }).catch(() => {
+      ended.push('quick');
+    });
+    await Promise.all([held, quick]);
+    expect(ended).toEqual(['held', 'quick']);
+  });
+
   it('refuses bad options with a coded error that names the option', async () => {
     const { serveGrpc } = await import('../src/index.js');
     const served = await serve(new MemoryStore(), echoAgent);
