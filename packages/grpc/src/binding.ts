@@ -208,6 +208,10 @@ export class GrpcBinding {
     let ctx: GrpcCallContext;
     let frames: AsyncGenerator<StreamFrame>;
     try {
+      if (this.#closing) {
+        // Draining: the server would otherwise wait on a stream that began after the drain did.
+        throw new A2AError('UNAVAILABLE', 'This worker is shutting down; call again (another worker will take it).');
+      }
       const prepared = await this.#prepare(call.request, call.metadata);
       ctx = prepared.ctx;
       const dispatched = await this.#dispatcher.dispatch(protoJson1_0, operation, prepared.json, ctx, 'request');
@@ -259,6 +263,7 @@ export class GrpcBinding {
    * tasks on other workers) with UNAVAILABLE. Resolves with how many had to be ended.
    */
   async drain(graceMs: number): Promise<number> {
+    this.#closing = true;
     if (this.#open.size > 0) {
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
@@ -270,7 +275,6 @@ export class GrpcBinding {
       clearTimeout(timer);
     }
     const cut = this.#open.size;
-    this.#closing = true;
     for (const ctx of this.#open) ctx.abort();
     await this.#empty();
     return cut;

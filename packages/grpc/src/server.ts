@@ -101,6 +101,24 @@ function bind(server: Server, address: string, credentials: ServerCredentials): 
   });
 }
 
+/** After the drain, how long calls still in flight (a unary call of a slow store, say) get before they are cut. */
+const SHUTDOWN_TIMEOUT_MS = 5000;
+
+/** Stops the server once its calls are done, or cuts them after `timeoutMs`. */
+function shutDown(server: Server, timeoutMs: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      server.forceShutdown();
+      resolve();
+    }, timeoutMs);
+    timer.unref();
+    server.tryShutdown(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
+
 /** `host:port`, with brackets around an IPv6 address. */
 function hostPort(host: string, port: number): string {
   return `${host.includes(':') ? `[${host}]` : host}:${port}`;
@@ -136,7 +154,7 @@ export async function serveGrpc(app: FastifyInstance, options: GrpcServeOptions)
       // New turns are refused from here (UNAVAILABLE); running ones finish, and their streams with them.
       await agent.runtime.drain();
       const cut = await binding.drain(options.drainGraceMs ?? 1000);
-      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+      await shutDown(server, SHUTDOWN_TIMEOUT_MS);
       app.log.info({ streamsCut: cut }, 'a2a: gRPC server closed');
     })();
     return closing;

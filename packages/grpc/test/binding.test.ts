@@ -4,8 +4,12 @@
  * Struct / Value / Timestamp / bytes fields, deadlines and cancelled streams, limits, and the close.
  */
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AgentExecutor, TurnContext } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
+import { SqliteStore } from '@fastify-a2a/store-sqlite';
 import { status } from '@grpc/grpc-js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { echoAgent } from '../../../examples/demo/src/agents.js';
@@ -213,6 +217,41 @@ describe('gRPC binding: streams', () => {
     const { items, error } = await done;
     expect(error).toBeUndefined();
     expect(items.at(-1)).toMatchObject({ statusUpdate: { status: { state: 'TASK_STATE_COMPLETED' } } });
+  });
+});
+
+describe('gRPC binding: closing beside another worker', () => {
+  it('ends a stream following a task of another worker with UNAVAILABLE, and refuses new streams meanwhile', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'a2a-grpc-close-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'a2a.db');
+    // Worker A runs the task; worker B only follows it.
+    const a = await serve(new SqliteStore({ filename: file }), echoAgent, { drainTimeoutMs: 200 });
+    cleanups.push(() => a.close());
+    const b = await serve(new SqliteStore({ filename: file }), echoAgent, {}, { drainGraceMs: 100 });
+    cleanups.push(() => b.close());
+    const clientA = rawClient(a.grpc.url);
+    const clientB = rawClient(b.grpc.url);
+    cleanups.push(() => clientA.close());
+    cleanups.push(() => clientB.close());
+    const sent = (await clientA.unary('SendMessage', {
+      ...send('sleep:5000'),
+      configuration: { returnImmediately: true },
+    })) as { task: { id: string } };
+    const stream = collect(clientB.stream('SubscribeToTask', { id: sent.task.id }));
+    await waitFor(() => b.grpc.openStreams === 1, 5000, 'the stream to open on worker B');
+    const closing = b.app.close();
+    const late = await collect(clientB.stream('SubscribeToTask', { id: sent.task.id }));
+    await closing;
+    const { items, error } = await stream;
+    expect(items[0]).toMatchObject({ task: { id: sent.task.id } });
+    expect(error?.code).toBe(status.UNAVAILABLE);
+    expect(error?.details).toMatch(/call SubscribeToTask again/);
+    // A call made while B drains is refused (or finds the listener gone): never left hanging.
+    expect(late.error?.code).toBe(status.UNAVAILABLE);
+    // The task is A's, untouched by B's close.
+    const task = (await clientA.unary('GetTask', { id: sent.task.id })) as { status: { state: string } };
+    expect(task.status.state).toBe('TASK_STATE_WORKING');
   });
 });
 
