@@ -97,7 +97,10 @@ function channelOptionsOf(options: GrpcServeOptions): ChannelOptions {
 
 function bind(server: Server, address: string, credentials: ServerCredentials): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.bindAsync(address, credentials, (error, port) => (error === null ? resolve(port) : reject(error)));
+    server.bindAsync(address, credentials, (error, port) => {
+      if (error === null) resolve(port);
+      else reject(invalidGrpcOption(`cannot listen on ${address} (is the port in use?): ${error.message}`));
+    });
   });
 }
 
@@ -159,15 +162,23 @@ export async function serveGrpc(app: FastifyInstance, options: GrpcServeOptions)
     })();
     return closing;
   };
-  // preClose: while Fastify still serves, beside the plugin's drain of its own streams.
-  app.addHook('preClose', close);
-
   const host = options.host ?? '127.0.0.1';
-  const port = await bind(
-    server,
-    hostPort(host, options.port),
-    options.credentials ?? ServerCredentials.createInsecure(),
-  );
+  let port: number;
+  try {
+    port = await bind(server, hostPort(host, options.port), options.credentials ?? ServerCredentials.createInsecure());
+  } catch (error) {
+    server.forceShutdown();
+    throw error;
+  }
+  try {
+    // preClose: while Fastify still serves, beside the plugin's drain of its own streams.
+    app.addHook('preClose', close);
+  } catch (error) {
+    server.forceShutdown();
+    throw invalidGrpcOption(
+      `call serveGrpc(app, …) before app.listen() or app.ready(): it adds the hook that closes it with the app (${(error as Error).message}).`,
+    );
+  }
   const url = options.url ?? hostPort(host, port);
   removeInterface = agent.addInterface({ url, protocolBinding: 'GRPC', protocolVersion: '1.0' });
   app.log.info({ url, port }, 'a2a: serving gRPC');

@@ -286,6 +286,14 @@ describe('gRPC binding: limits', () => {
       code: 'INVALID_OPTIONS',
       message: expect.stringMatching(/"port"/),
     });
+    await expect(serveGrpc(served.app, { port: served.grpc.port })).rejects.toMatchObject({
+      code: 'INVALID_OPTIONS',
+      message: expect.stringMatching(/cannot listen on 127\.0\.0\.1:\d+ \(is the port in use\?\)/),
+    });
+    await expect(serveGrpc(served.app, { port: 0 })).rejects.toMatchObject({
+      code: 'INVALID_OPTIONS',
+      message: expect.stringMatching(/before app\.listen\(\) or app\.ready\(\)/),
+    });
     await expect(serveGrpc(served.app, { port: 0, maxConcurrentStreams: 0 })).rejects.toMatchObject({
       code: 'INVALID_OPTIONS',
       message: expect.stringMatching(/"maxConcurrentStreams"/),
