@@ -28,11 +28,12 @@ export interface GrpcServeOptions {
   credentials?: ServerCredentials;
   /** The largest request message accepted; larger ones are refused with RESOURCE_EXHAUSTED. @default 4 MiB */
   maxReceiveMessageBytes?: number;
-  /** The largest response message sent (a task with a long history, say). @default 4 MiB */
+  /** The largest response message sent; a larger one fails the call with RESOURCE_EXHAUSTED. @default unlimited */
   maxSendMessageBytes?: number;
   /**
-   * How often the server pings an idle connection to learn whether the client is still there
-   * (HTTP/2 PING); streams of vanished clients then end. @default 2 hours (gRPC's default)
+   * How often the server pings a connection to learn whether the client is still there (HTTP/2
+   * PING); the streams of a client that vanished without closing its connection then end.
+   * @default off (grpc-js' default)
    */
   keepaliveTimeMs?: number;
   /** How long a keepalive ping may go unanswered before the connection is closed. @default 20 s */
