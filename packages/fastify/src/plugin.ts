@@ -31,7 +31,7 @@ import fp from 'fastify-plugin';
 import { type A2AAgent, A2AAgents, addInterface, authenticateHeaders } from './agents.js';
 import { Authentication } from './auth/authentication.js';
 import { buildCard, CardCache, type CardFeatures, type InterfacePaths, publicBase } from './card.js';
-import { RequestContext } from './context.js';
+import { RequestContext, requestOf } from './context.js';
 import {
   type A2APluginOptions,
   type AgentCardInput,
@@ -112,8 +112,8 @@ function extendedCardOf(
   baseUrl: string | undefined,
 ): (ctx: CallContext) => Promise<AgentCard> {
   return async (ctx) => {
-    const request = ctx instanceof RequestContext ? ctx.request : undefined;
-    const base = request === undefined ? (baseUrl ?? 'http://localhost') : publicBase(request, baseUrl);
+    const request = requestOf(ctx);
+    const base = ctx instanceof RequestContext ? publicBase(ctx.request, baseUrl) : (baseUrl ?? 'http://localhost');
     let fields: Partial<AgentCardInput>;
     if (typeof option === 'function') {
       // Dispatch reaches here only for an authenticated caller: the routes refuse anyone else.

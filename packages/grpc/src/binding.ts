@@ -122,6 +122,15 @@ class GrpcCallContext implements CallContext {
     readonly principal: Principal | undefined,
     /** §10: the tenant is the request message's `tenant` field. */
     readonly tenant: string | undefined,
+    /**
+     * What the application's callbacks get for the HTTP request they take (the extended card's
+     * function form): the metadata as `headers`, the call's `id`, the logger.
+     */
+    readonly request: {
+      readonly id: string;
+      readonly headers: Readonly<Record<string, string | undefined>>;
+      readonly log: RuntimeLogger;
+    },
   ) {}
 
   /** Made on first read: only streaming operations read it. */
@@ -182,11 +191,16 @@ export class GrpcBinding {
     if ('malformed' in request) throw request.malformed;
     const headers = headersOf(metadata);
     checkVersion(headers);
-    const principal = await this.#authenticate(headers, `grpc-${++this.#calls}`);
+    const id = `grpc-${++this.#calls}`;
+    const principal = await this.#authenticate(headers, id);
     const { tenant } = request.json;
     return {
       json: request.json,
-      ctx: new GrpcCallContext(principal, typeof tenant === 'string' && tenant !== '' ? tenant : undefined),
+      ctx: new GrpcCallContext(principal, typeof tenant === 'string' && tenant !== '' ? tenant : undefined, {
+        id,
+        headers,
+        log: this.#log,
+      }),
     };
   }
 

@@ -11,6 +11,7 @@ import type { AgentExecutor, TurnContext } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { SqliteStore } from '@fastify-a2a/store-sqlite';
 import { status } from '@grpc/grpc-js';
+import { apiKeys } from 'fastify-a2a';
 import { afterEach, describe, expect, it } from 'vitest';
 import { echoAgent } from '../../../examples/demo/src/agents.js';
 import { nextId, type Served, serve, waitFor } from './helpers.js';
@@ -166,6 +167,30 @@ describe('gRPC binding: the edge conversion', () => {
     expect(answer.task.status.message.parts[0]?.text).toBe('tenant:acme');
     const none = (await client.unary('SendMessage', send('hi'))) as typeof answer;
     expect(none.task.status.message.parts[0]?.text).toBe('tenant:none');
+  });
+});
+
+describe('gRPC binding: the caller', () => {
+  it('serves the function form of extendedAgentCard with the principal and the metadata as headers', async () => {
+    const served = await serve(new MemoryStore(), echoAgent, {
+      authenticate: apiKeys({ 'key-a': 'alice' }),
+      extendedAgentCard: (principal, request) => ({
+        description: `For ${principal.id}, via ${request.headers['user-agent']?.split(' ')[0] ?? 'nothing'}.`,
+      }),
+    });
+    cleanups.push(() => served.close());
+    const client = rawClient(served.grpc.url);
+    cleanups.push(() => client.close());
+    const card = (await client.unary('GetExtendedAgentCard', {}, { 'x-api-key': 'key-a' })) as {
+      description: string;
+      supportedInterfaces: { protocolBinding: string }[];
+    };
+    expect(card.description).toMatch(/^For alice, via grpc-node-js\//);
+    expect(card.supportedInterfaces.map((i) => i.protocolBinding)).toContain('GRPC');
+    const refused = await failureOf(client.unary('GetExtendedAgentCard', {}, { 'x-api-key': 'wrong' }));
+    expect(refused.code).toBe(status.UNAUTHENTICATED);
+    expect(refused.details).toMatch(/X-API-Key header is not a key this agent accepts/);
+    expect(statusDetails(refused).details[0]).toMatchObject({ reason: 'UNAUTHENTICATED' });
   });
 });
 
