@@ -11,7 +11,7 @@ import type { AgentExecutor, TurnContext } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { SqliteStore } from '@fastify-a2a/store-sqlite';
 import { status } from '@grpc/grpc-js';
-import { apiKeys } from 'fastify-a2a';
+import { apiKeys, bearerTokens } from 'fastify-a2a';
 import { afterEach, describe, expect, it } from 'vitest';
 import { echoAgent } from '../../../examples/demo/src/agents.js';
 import { nextId, type Served, serve, waitFor } from './helpers.js';
@@ -191,6 +191,37 @@ describe('gRPC binding: the caller', () => {
     expect(refused.code).toBe(status.UNAUTHENTICATED);
     expect(refused.details).toMatch(/X-API-Key header is not a key this agent accepts/);
     expect(statusDetails(refused).details[0]).toMatchObject({ reason: 'UNAUTHENTICATED' });
+  });
+});
+
+describe('gRPC binding: authorization', () => {
+  it('runs the authorize hook with the caller and the operation: a refusal is PERMISSION_DENIED', async () => {
+    const seen: string[] = [];
+    const served = await serve(new MemoryStore(), echoAgent, {
+      authenticate: bearerTokens({ 'tok-a': 'alice', 'tok-b': 'bob' }),
+      authorize: (ctx, operation) => {
+        seen.push(`${ctx.binding} ${ctx.version} ${ctx.principal?.id} ${operation}`);
+        return !(operation === 'cancelTask' && ctx.principal?.id === 'bob');
+      },
+    });
+    cleanups.push(() => served.close());
+    const client = rawClient(served.grpc.url);
+    cleanups.push(() => client.close());
+    const sent = (await client.unary(
+      'SendMessage',
+      { ...send('sleep:2000'), configuration: { returnImmediately: true } },
+      { authorization: 'Bearer tok-b' },
+    )) as { task: { id: string } };
+    const refused = await failureOf(
+      client.unary('CancelTask', { id: sent.task.id }, { authorization: 'Bearer tok-b' }),
+    );
+    expect(refused.code).toBe(status.PERMISSION_DENIED);
+    expect(refused.details).toBe('Permission denied: principal "bob" may not call cancelTask.');
+    expect(statusDetails(refused).details[0]).toMatchObject({
+      reason: 'PERMISSION_DENIED',
+      metadata: { operation: 'cancelTask' },
+    });
+    expect(seen).toEqual(['GRPC 1.0 bob sendMessage', 'GRPC 1.0 bob cancelTask']);
   });
 });
 
