@@ -5,13 +5,15 @@
  * A2A_LEASE_TTL_MS (how soon a crashed worker's tasks are failed), LOG_LEVEL; authentication:
  * A2A_AUTH_TOKENS ("alice:tok-a,bob:tok-b"), A2A_JWKS_URL with A2A_JWT_ISSUER and A2A_JWT_AUDIENCE
  * (see auth.ts); push notifications: A2A_PUSH_ALLOWED_HOSTS, A2A_PUSH_ALLOWED_CIDRS,
- * A2A_PUSH_THROTTLE_MS (see push.ts).
+ * A2A_PUSH_THROTTLE_MS (see push.ts); gRPC: A2A_GRPC_PORT serves A2A 1.0 over gRPC on
+ * 127.0.0.1:<port> beside HTTP (see grpc.ts).
  */
 
 import Fastify from 'fastify';
 import { a2aPlugin, redact } from 'fastify-a2a';
 import { type DemoAgentName, demoAgents, demoCard, demoOptions } from './agents.js';
 import { type DemoAuth, demoAuth, isLoopback } from './auth.js';
+import { demoGrpc } from './grpc.js';
 import { demoPush, pushSummary } from './push.js';
 
 const host = process.env.HOST ?? '127.0.0.1';
@@ -38,6 +40,7 @@ try {
 }
 
 const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' } });
+let grpcSummary = '';
 try {
   await app.register(a2aPlugin, {
     agentCard: card,
@@ -50,6 +53,7 @@ try {
     ...(process.env.A2A_LEASE_TTL_MS ? { leaseTtlMs: Number(process.env.A2A_LEASE_TTL_MS) } : {}),
     ...push,
   });
+  grpcSummary = await demoGrpc(app, process.env);
   await app.listen({ host, port });
 } catch (error) {
   // Configuration and connection problems carry a message that names the fix; no stack needed.
@@ -58,7 +62,7 @@ try {
 }
 const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 console.log(
-  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)})`,
+  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)}${grpcSummary})`,
 );
 if (auth.authenticate === undefined && !isLoopback(host)) {
   console.warn(

@@ -10,6 +10,7 @@ import {
   cardOut1_0,
   type DeclaredCapabilities,
   type SecurityScheme,
+  type SupportedInterface,
   securityRequirementsOut1_0,
   securitySchemeOut1_0,
 } from '@fastify-a2a/core';
@@ -30,6 +31,11 @@ export interface CardFeatures {
   capabilities: DeclaredCapabilities;
   /** The schemes the `authenticate` option accepts, and `security` naming each as an alternative. */
   security?: { securitySchemes: Record<string, SecurityScheme>; security: Record<string, string[]>[] } | undefined;
+  /**
+   * Interfaces served by listeners beside Fastify (a gRPC server, say), listed after the plugin's
+   * own in `supportedInterfaces`: added and removed while the server runs ({@link A2AAgent.addInterface}).
+   */
+  extraInterfaces?: readonly SupportedInterface[];
 }
 
 /** The features of a registration with no authentication, push or extended card. */
@@ -84,6 +90,7 @@ export function buildCard(
     if (restUrl !== undefined)
       card.supportedInterfaces.push({ url: restUrl, protocolBinding: 'HTTP+JSON', protocolVersion });
   }
+  card.supportedInterfaces.push(...(features.extraInterfaces ?? []));
   card.capabilities.extendedAgentCard = capabilities.extendedAgentCard;
   return card;
 }
@@ -179,6 +186,11 @@ export class CardCache {
     private readonly paths: InterfacePaths,
     private readonly features: CardFeatures = BASIC_FEATURES,
   ) {}
+
+  /** Forgets every card made: the features changed (an interface was added or removed). */
+  clear(): void {
+    this.#entries.clear();
+  }
 
   get(base: string, shape: CardShape = 'combined'): ServedCard {
     const key = `${shape} ${base}`;

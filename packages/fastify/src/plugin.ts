@@ -24,13 +24,14 @@ import {
   RuntimeService,
   rest0_3,
   rest1_0,
+  type SupportedInterface,
 } from '@fastify-a2a/core';
 import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import { type A2AAgent, A2AAgents } from './agents.js';
+import { type A2AAgent, A2AAgents, addInterface, authenticateHeaders } from './agents.js';
 import { Authentication } from './auth/authentication.js';
 import { buildCard, CardCache, type CardFeatures, type InterfacePaths, publicBase } from './card.js';
-import { RequestContext } from './context.js';
+import { RequestContext, requestOf } from './context.js';
 import { inputModesCheck } from './input-modes.js';
 import {
   type A2APluginOptions,
@@ -108,8 +109,8 @@ function extendedCardOf(
   baseUrl: string | undefined,
 ): (ctx: CallContext) => Promise<AgentCard> {
   return async (ctx) => {
-    const request = ctx instanceof RequestContext ? ctx.request : undefined;
-    const base = request === undefined ? (baseUrl ?? 'http://localhost') : publicBase(request, baseUrl);
+    const request = requestOf(ctx);
+    const base = ctx instanceof RequestContext ? publicBase(ctx.request, baseUrl) : (baseUrl ?? 'http://localhost');
     let fields: Partial<AgentCardInput>;
     if (typeof option === 'function') {
       // Dispatch reaches here only for an authenticated caller: the routes refuse anyone else.
@@ -189,7 +190,10 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
       '"extendedAgentCard" needs "authenticate": the extended card is for authenticated callers (A2A §5.5); without authentication every caller would get it, so put its fields in "agentCard" instead.',
     );
   }
+  // Filled while the server runs by listeners beside Fastify (A2AAgent.addInterface).
+  const extraInterfaces: SupportedInterface[] = [];
   const features: CardFeatures = {
+    extraInterfaces,
     capabilities: Object.freeze({
       streaming: true,
       pushNotifications: push !== undefined,
@@ -221,6 +225,8 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     store,
     dispatcher,
     card: (baseUrl = options.baseUrl ?? 'http://localhost') => cards.get(baseUrl.replace(/\/+$/, '')).card,
+    addInterface: (supportedInterface) => addInterface(extraInterfaces, cards, supportedInterface),
+    authenticate: (headers, callId) => authenticateHeaders(authentication, headers, callId, fastify.log),
   };
   agents.add(agent);
 
