@@ -9,6 +9,7 @@
  */
 
 import { activeTasks } from './active-tasks.js';
+import { cluster } from './cluster.js';
 import { concurrency } from './concurrency.js';
 import { contextStore } from './context-store.js';
 import { eventLog } from './event-log.js';
@@ -43,6 +44,7 @@ export type {
 } from './harness.js';
 export {
   activeTasks,
+  cluster,
   concurrency,
   contextStore,
   eventLog,
@@ -78,6 +80,7 @@ export const conformanceModules: Readonly<Record<string, (options: ConformanceOp
   ownership,
   turnQueue,
   leases,
+  cluster,
   push,
   retention,
   isolation,

@@ -8,7 +8,7 @@ export function lifecycle(options: ConformanceOptions): void {
       expect,
       store,
     }) => {
-      const { listTasks, push, ...required } = store.supports;
+      const { listTasks, push, cluster, ...required } = store.supports;
       expect(required).toEqual({
         durable: expect.any(Boolean),
         crossProcess: expect.any(Boolean),
@@ -19,6 +19,12 @@ export function lifecycle(options: ConformanceOptions): void {
       if (listTasks !== undefined) expect(listTasks).toEqual(expect.any(Boolean));
       if (listTasks === true) expect(store.listTasks).toEqual(expect.any(Function));
       if (push !== undefined) expect(push).toEqual(expect.any(Boolean));
+      if (cluster !== undefined) expect(cluster).toEqual(expect.any(Boolean));
+      if (cluster === true) {
+        for (const method of [store.joinWorker, store.listWorkers, store.subscribeAll]) {
+          expect(method).toEqual(expect.any(Function));
+        }
+      }
       if (push === true) {
         for (const method of [
           store.savePushConfig,
