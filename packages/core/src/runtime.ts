@@ -11,5 +11,6 @@ export type {
   StreamOptions,
 } from './runtime/options.js';
 export { checkPushOptions, configIdOf } from './runtime/push-configs.js';
+export { OperatorActions } from './runtime/operator.js';
 export { A2ARuntime } from './runtime/runtime.js';
 export type { DrainSummary } from './runtime/scheduler.js';

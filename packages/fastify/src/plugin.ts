@@ -40,6 +40,8 @@ import {
   resolveOptions,
 } from './options.js';
 import { cardRoutes } from './routes/card.js';
+import { resolveMonitorOptions } from './monitor/options.js';
+import { monitorRoutes } from './monitor/routes.js';
 import { healthRoute } from './routes/health.js';
 import { jsonRpcRoutes } from './routes/jsonrpc.js';
 import { restRoutes } from './routes/rest.js';
@@ -271,6 +273,11 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
           prefix,
           authentication,
         });
+      }
+      const monitor = resolveMonitorOptions(options.monitor);
+      if (monitor !== undefined) {
+        const { heartbeatIntervalMs } = options;
+        await scope.register(monitorRoutes, { prefix: monitor.prefix, monitor, agent, agents, heartbeatIntervalMs });
       }
     },
     { prefix },
