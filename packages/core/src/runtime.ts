@@ -3,6 +3,7 @@
 export type { StreamSignal } from './protocol/context.js';
 export type { StreamFrame } from './protocol/operations.js';
 export { notificationHeaders, PUSH_DEFAULTS } from './runtime/jobs/push.js';
+export { OperatorActions } from './runtime/operator.js';
 export type {
   A2ARuntimeOptions,
   PushOptions,
@@ -11,6 +12,5 @@ export type {
   StreamOptions,
 } from './runtime/options.js';
 export { checkPushOptions, configIdOf } from './runtime/push-configs.js';
-export { OperatorActions } from './runtime/operator.js';
 export { A2ARuntime } from './runtime/runtime.js';
 export type { DrainSummary } from './runtime/scheduler.js';

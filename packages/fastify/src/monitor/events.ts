@@ -120,7 +120,11 @@ export class MonitorHub {
     let cursor: Parameters<NonNullable<A2AStore['listTasks']>>[0]['after'];
     let sent = 0;
     do {
-      const page = await store.listTasks({ statusTimestampAfter: after, limit: 100, ...(cursor ? { after: cursor } : {}) });
+      const page = await store.listTasks({
+        statusTimestampAfter: after,
+        limit: 100,
+        ...(cursor ? { after: cursor } : {}),
+      });
       for (const record of page.records) {
         if (++sent > RESUME_LIMIT) {
           this.#resync(connection, 'too many changes since Last-Event-ID; reload everything');

@@ -120,7 +120,10 @@ export const monitorRoutes: FastifyPluginAsync<MonitorRoutesOptions> = async (sc
       if (!exposed) request.log.error({ err: error }, 'a2a monitor: request failed');
       return reply
         .code(status)
-        .send({ error: error.code, message: exposed ? error.message : 'The store could not be read; try again shortly.' });
+        .send({
+          error: error.code,
+          message: exposed ? error.message : 'The store could not be read; try again shortly.',
+        });
     }
     const status = (error as { statusCode?: number }).statusCode;
     if (status !== undefined && status >= 400 && status < 500) {
@@ -234,7 +237,10 @@ export const monitorRoutes: FastifyPluginAsync<MonitorRoutesOptions> = async (sc
         };
       }
       if (store.listTasks === undefined) {
-        throw new A2AError('UNSUPPORTED_OPERATION', 'This store cannot list tasks (store.supports.listTasks is false).');
+        throw new A2AError(
+          'UNSUPPORTED_OPERATION',
+          'This store cannot list tasks (store.supports.listTasks is false).',
+        );
       }
       const page = await store.listTasks({
         limit,
@@ -292,7 +298,9 @@ export const monitorRoutes: FastifyPluginAsync<MonitorRoutesOptions> = async (sc
       async (request) => {
         const position = request.body?.position;
         if (position !== undefined && !Number.isSafeInteger(position)) {
-          throw badRequest('position must be the whole number a task\'s "turn.position" shows; leave it out for the head.');
+          throw badRequest(
+            'position must be the whole number a task\'s "turn.position" shows; leave it out for the head.',
+          );
         }
         logAction(request, 'release-slot', { contextId: request.params.contextId, position });
         const ticket = await runtime.operator.releaseSlot(request.params.contextId, position as number | undefined);

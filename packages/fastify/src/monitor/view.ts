@@ -165,7 +165,12 @@ function pushView(delivery: PushDelivery): MonitorPush {
 }
 
 /** One task as the monitor shows it; reads its push deliveries from the store. */
-export async function taskView(store: A2AStore, record: TaskRecord, queue: QueueView, now: number): Promise<MonitorTask> {
+export async function taskView(
+  store: A2AStore,
+  record: TaskRecord,
+  queue: QueueView,
+  now: number,
+): Promise<MonitorTask> {
   const { task } = record;
   const timestamp = statusTimestampOf(task);
   const known = task.status.timestamp !== undefined && Number.isFinite(Date.parse(task.status.timestamp));

@@ -71,7 +71,11 @@ function restartScenario(name: string, storeUrl: () => string, openStore: () => 
 const dir = mkdtempSync(join(tmpdir(), 'a2a-issue23-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const filename = join(dir, 'a2a.db');
-restartScenario('SQLite', () => `sqlite:${filename}`, () => new SqliteStore({ filename }));
+restartScenario(
+  'SQLite',
+  () => `sqlite:${filename}`,
+  () => new SqliteStore({ filename }),
+);
 
 const pg = withPostgres('a2a_issue23');
 restartScenario(
