@@ -31,6 +31,8 @@ import { type A2AAgent, A2AAgents } from './agents.js';
 import { Authentication } from './auth/authentication.js';
 import { buildCard, CardCache, type CardFeatures, type InterfacePaths, publicBase } from './card.js';
 import { RequestContext } from './context.js';
+import { resolveMonitorOptions } from './monitor/options.js';
+import { monitorRoutes } from './monitor/routes.js';
 import {
   type A2APluginOptions,
   type AgentCardInput,
@@ -40,8 +42,6 @@ import {
   resolveOptions,
 } from './options.js';
 import { cardRoutes } from './routes/card.js';
-import { resolveMonitorOptions } from './monitor/options.js';
-import { monitorRoutes } from './monitor/routes.js';
 import { healthRoute } from './routes/health.js';
 import { jsonRpcRoutes } from './routes/jsonrpc.js';
 import { restRoutes } from './routes/rest.js';

@@ -118,12 +118,10 @@ export const monitorRoutes: FastifyPluginAsync<MonitorRoutesOptions> = async (sc
       const status = ERROR_TABLE[error.code].http;
       const exposed = ERROR_TABLE[error.code].expose;
       if (!exposed) request.log.error({ err: error }, 'a2a monitor: request failed');
-      return reply
-        .code(status)
-        .send({
-          error: error.code,
-          message: exposed ? error.message : 'The store could not be read; try again shortly.',
-        });
+      return reply.code(status).send({
+        error: error.code,
+        message: exposed ? error.message : 'The store could not be read; try again shortly.',
+      });
     }
     const status = (error as { statusCode?: number }).statusCode;
     if (status !== undefined && status >= 400 && status < 500) {
