@@ -150,7 +150,11 @@ export function clusterMonitorScenarios(name: string, storeUrl: () => string, op
 const dir = mkdtempSync(join(tmpdir(), 'a2a-monitor-cluster-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const filename = join(dir, 'a2a.db');
-clusterMonitorScenarios('SQLite', () => `sqlite:${filename}`, () => new SqliteStore({ filename }));
+clusterMonitorScenarios(
+  'SQLite',
+  () => `sqlite:${filename}`,
+  () => new SqliteStore({ filename }),
+);
 
 const pg = withPostgres('a2a_monitor_cluster');
 clusterMonitorScenarios(
