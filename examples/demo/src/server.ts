@@ -5,13 +5,14 @@
  * A2A_LEASE_TTL_MS (how soon a crashed worker's tasks are failed), LOG_LEVEL; authentication:
  * A2A_AUTH_TOKENS ("alice:tok-a,bob:tok-b"), A2A_JWKS_URL with A2A_JWT_ISSUER and A2A_JWT_AUDIENCE
  * (see auth.ts); push notifications: A2A_PUSH_ALLOWED_HOSTS, A2A_PUSH_ALLOWED_CIDRS,
- * A2A_PUSH_THROTTLE_MS (see push.ts).
+ * A2A_PUSH_THROTTLE_MS (see push.ts); the operators' monitor: A2A_MONITOR_TOKEN (see monitor.ts).
  */
 
 import Fastify from 'fastify';
 import { a2aPlugin, redact } from 'fastify-a2a';
 import { type DemoAgentName, demoAgents, demoCard, demoOptions } from './agents.js';
 import { type DemoAuth, demoAuth, isLoopback } from './auth.js';
+import { demoMonitor, monitorSummary } from './monitor.js';
 import { demoPush, pushSummary } from './push.js';
 
 const host = process.env.HOST ?? '127.0.0.1';
@@ -27,7 +28,9 @@ if (!(agentName in demoAgents)) {
 const card = demoCard(agentName);
 let auth: DemoAuth;
 let push: ReturnType<typeof demoPush>;
+let monitor: ReturnType<typeof demoMonitor>;
 try {
+  monitor = demoMonitor(process.env);
   auth = demoAuth(process.env, card);
   // The tck agent keeps push off: the A2A TCK's own push tests post to receivers it runs on
   // loopback, which the SSRF guard refuses, and its expectations of a push-less agent are tested.
@@ -49,6 +52,7 @@ try {
     ...(process.env.A2A_BASE_URL ? { baseUrl: process.env.A2A_BASE_URL } : {}),
     ...(process.env.A2A_LEASE_TTL_MS ? { leaseTtlMs: Number(process.env.A2A_LEASE_TTL_MS) } : {}),
     ...push,
+    ...monitor,
   });
   await app.listen({ host, port });
 } catch (error) {
@@ -58,7 +62,7 @@ try {
 }
 const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 console.log(
-  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)})`,
+  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)}; ${monitorSummary(monitor)})`,
 );
 if (auth.authenticate === undefined && !isLoopback(host)) {
   console.warn(
