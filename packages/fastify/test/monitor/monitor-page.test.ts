@@ -110,7 +110,7 @@ describe('the monitor page in Chromium, served by one worker of two (Postgres)',
     expect(kinds).toContain('status-update');
     const log = await page.textContent('#events tbody');
     expect(log).toContain('onerror');
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await page.$$('#events img, #tasks img, #events script')).toEqual([]);
     if (process.env.A2A_UPDATE_SCREENSHOTS === '1') await page.screenshot({ path: join(docs, 'monitor-task.png') });
   }, 20_000);
