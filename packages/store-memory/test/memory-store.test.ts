@@ -153,6 +153,7 @@ describe('options', () => {
       namespaces: false,
       listTasks: true,
       push: true,
+      cluster: true,
     });
     expect(Object.isFrozen(new MemoryStore().supports)).toBe(true);
   });

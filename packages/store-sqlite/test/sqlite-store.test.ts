@@ -90,6 +90,7 @@ describe('options', () => {
       namespaces: true,
       listTasks: true,
       push: true,
+      cluster: true,
     });
     expect(new SqliteStore({ filename: ':memory:' }).supports).toEqual({
       durable: false,
@@ -98,6 +99,7 @@ describe('options', () => {
       namespaces: true,
       listTasks: true,
       push: true,
+      cluster: true,
     });
     const memory = new Database(':memory:');
     expect(new SqliteStore({ database: memory }).supports.durable).toBe(false);
