@@ -127,6 +127,7 @@ describe('options', () => {
       namespaces: true,
       listTasks: true,
       push: true,
+      cluster: true,
     });
     expect(new PostgresStore({ connectionString: db.url, listen: false }).supports.crossProcess).toBe(false);
   });
