@@ -229,6 +229,7 @@ describe('conformance harness', () => {
       'ownership',
       'turnQueue',
       'leases',
+      'cluster',
       'push',
       'retention',
       'isolation',
