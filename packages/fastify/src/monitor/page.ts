@@ -59,6 +59,7 @@ export const PAGE_HTML = `<!doctype html>
       <button type="button" data-action="fail">Fail stuck turn</button>
       <button type="button" data-action="release">Release context slot</button>
     </div>
+    <ul id="push"></ul>
     <p id="action-result" role="status"></p>
     <table id="events">
       <thead><tr><th>Seq</th><th>Time</th><th>Kind</th><th>Event</th></tr></thead>
@@ -209,6 +210,19 @@ export const PAGE_SCRIPT = `'use strict';
     $('detail').hidden = false;
     $('detail-id').textContent = detail.id + ' (' + detail.state + ')';
     $('action-result').textContent = '';
+    const push = $('push');
+    push.replaceChildren();
+    for (const p of detail.push) {
+      const item = document.createElement('li');
+      item.textContent = 'push ' + p.configId + ' to ' + p.host + ': ' +
+        (p.failed ? 'gave up' : p.behind + ' behind') + (p.lastError ? ' (' + p.lastError + ')' : '') + ' ';
+      const retry = document.createElement('button');
+      retry.type = 'button';
+      retry.textContent = 'Retry delivery';
+      retry.addEventListener('click', () => act('retry', p.configId));
+      item.appendChild(retry);
+      push.appendChild(item);
+    }
     const body = $('events').tBodies[0];
     body.replaceChildren();
     for (const e of detail.events) {
@@ -220,13 +234,14 @@ export const PAGE_SCRIPT = `'use strict';
     }
   }
 
-  async function act(action) {
+  async function act(action, configId) {
     const task = tasks.get(selected);
     if (!task) return;
     const paths = {
       cancel: '/tasks/' + encodeURIComponent(task.id) + '/cancel',
       fail: '/tasks/' + encodeURIComponent(task.id) + '/fail',
       release: '/contexts/' + encodeURIComponent(task.contextId) + '/release',
+      retry: '/tasks/' + encodeURIComponent(task.id) + '/push/' + encodeURIComponent(configId || '') + '/retry',
     };
     try {
       const result = await call(paths[action], { method: 'POST' });
