@@ -165,8 +165,12 @@ export const monitorRoutes: FastifyPluginAsync<MonitorRoutesOptions> = async (sc
     'x-content-type-options': 'nosniff',
     'referrer-policy': 'no-referrer',
   };
-  scope.get('/', async (_request, reply) =>
-    reply
+  scope.get('/', async (request, reply) => {
+    // The page loads page.js and page.css by relative URLs: they resolve under the prefix only
+    // from the address with its trailing slash.
+    const path = request.url.split('?')[0] as string;
+    if (!path.endsWith('/')) return reply.redirect(`${path}/`, 308);
+    return reply
       .headers({
         ...staticHeaders,
         'content-type': 'text/html; charset=utf-8',
@@ -175,8 +179,8 @@ export const monitorRoutes: FastifyPluginAsync<MonitorRoutesOptions> = async (sc
         'content-security-policy':
           "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
       })
-      .send(PAGE_HTML),
-  );
+      .send(PAGE_HTML);
+  });
   scope.get('/page.js', async (_request, reply) =>
     reply.headers({ ...staticHeaders, 'content-type': 'text/javascript; charset=utf-8' }).send(PAGE_SCRIPT),
   );
