@@ -464,6 +464,30 @@ const bugs: Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string
         }
       })(clock),
   },
+  'lists workers without their queued turns': {
+    caughtBy:
+      'cluster: listWorkers lists every lease by worker id with its turns in queue order; heartbeat keeps the description [requires supports.cluster]',
+    store: (clock) =>
+      new (class extends Delegating {
+        override async listWorkers(): Promise<WorkerRecord[]> {
+          return (await super.listWorkers()).map((worker) => ({ ...worker, turns: [] }));
+        }
+      })(clock),
+  },
+  'tells subscribeAll listeners of one task only': {
+    caughtBy:
+      'cluster: subscribeAll hears every task’s commits, also those of other instances where supported, until unsubscribed [requires supports.cluster]',
+    store: (clock) =>
+      new (class extends Delegating {
+        override subscribeAll(listener: (taskId: string, seq: number) => void): Unsubscribe {
+          let first: string | undefined;
+          return super.subscribeAll((taskId, seq) => {
+            first ??= taskId;
+            if (taskId === first) listener(taskId, seq);
+          });
+        }
+      })(clock),
+  },
   'claims a lease that ends exactly at now': {
     caughtBy:
       'leases: claimExpiredWorkers claims workers whose lease ended strictly before now, with their queued turns, once',
