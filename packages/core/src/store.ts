@@ -257,6 +257,12 @@ export interface StoreCapabilities {
    * Optional like `listTasks`: absent means false (the runtime then refuses the option).
    */
   interruptedTasks?: boolean;
+  /**
+   * The cluster-wide view an operator's monitor reads is present: {@link CoordinationStore.joinWorker},
+   * {@link CoordinationStore.listWorkers} and {@link EventNotifier.subscribeAll}. Optional like
+   * `listTasks`: absent means false.
+   */
+  cluster?: boolean;
 }
 
 /** What {@link TaskStore.listInterruptedTasks} selects. */
@@ -371,6 +377,19 @@ export interface EventNotifier {
    * late: subscribers read the log with `readEvents` and never trust a notification for content.
    */
   subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe;
+
+  /**
+   * Calls `listener` with a task id and a sequence number after events of any task of this
+   * namespace are committed (by this process or, when `supports.crossProcess`, by any), with the
+   * same looseness as {@link subscribe}: coalesced, repeated, late, and seq 0 meaning only "look
+   * again". A commit the store was told no other process can know of
+   * ({@link CommitRequest.unknownElsewhere}) may reach other processes' listeners only with the
+   * task's next commit. Notifications lost while a store could not listen (a dropped LISTEN
+   * connection) are not replayed: a reader that must see every change reads the store again after
+   * {@link subscribeAll} listeners are told `('', 0)`, which a store sends when it may have missed
+   * some. Present when `supports.cluster`.
+   */
+  subscribeAll?(listener: (taskId: string, seq: number) => void): Unsubscribe;
 }
 
 // ---- Push notifications (A2A 0.3 §6.8–6.10, §9.5; A2A 1.0 TaskPushNotificationConfig) ----

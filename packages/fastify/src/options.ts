@@ -19,6 +19,7 @@ import { A2AError } from '@fastify-a2a/core';
 import type { FastifyRequest } from 'fastify';
 import type { AuthenticateOption } from './auth/authentication.js';
 import { checkCardFields, readCardFile } from './card-file.js';
+import { checkMonitorOption, type MonitorOptions } from './monitor/options.js';
 import type { TenantCheck } from './tenants.js';
 
 /** The parts of an agent card the application decides; the plugin fills in the rest (§5.5). */
@@ -228,6 +229,13 @@ export interface A2APluginOptions {
   pushCa?: PushOptions['ca'];
   /** Resolves webhook host names, at set time and before each delivery. @default dns.promises.lookup, all addresses */
   pushResolver?: PushOptions['resolver'];
+  /**
+   * The operators' monitor: every owner's tasks, every worker of the store, a live events stream
+   * and page, and actions (cancel, fail a stuck turn, release a queue slot, retry a push delivery)
+   * at `<prefix>/monitor`. Off unless given; `authorize` (the operator check) is required. See
+   * docs/monitor.md. @default undefined (off)
+   */
+  monitor?: MonitorOptions;
 }
 
 interface OptionSpec<T> {
@@ -421,6 +429,7 @@ export const OPTION_SPEC = {
         : 'must be PEM text, a Buffer, or an array of them',
   },
   pushResolver: { check: isFunction },
+  monitor: { check: checkMonitorOption },
 } satisfies { [K in keyof A2APluginOptions]-?: OptionSpec<A2APluginOptions[K]> };
 
 // The spec has no option the type lacks (the `satisfies` above covers the other direction).

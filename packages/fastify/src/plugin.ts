@@ -33,6 +33,8 @@ import { Authentication } from './auth/authentication.js';
 import { buildCard, CardCache, type CardFeatures, type InterfacePaths, publicBase } from './card.js';
 import { RequestContext, requestOf } from './context.js';
 import { inputModesCheck } from './input-modes.js';
+import { resolveMonitorOptions } from './monitor/options.js';
+import { monitorRoutes } from './monitor/routes.js';
 import {
   type A2APluginOptions,
   type AgentCardInput,
@@ -268,6 +270,11 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
           prefix,
           authentication,
         });
+      }
+      const monitor = resolveMonitorOptions(options.monitor);
+      if (monitor !== undefined) {
+        const { heartbeatIntervalMs } = options;
+        await scope.register(monitorRoutes, { prefix: monitor.prefix, monitor, agent, agents, heartbeatIntervalMs });
       }
     },
     { prefix },

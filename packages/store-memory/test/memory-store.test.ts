@@ -154,6 +154,7 @@ describe('options', () => {
       listTasks: true,
       push: true,
       interruptedTasks: true,
+      cluster: true,
     });
     expect(Object.isFrozen(new MemoryStore().supports)).toBe(true);
   });

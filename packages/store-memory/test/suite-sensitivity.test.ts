@@ -38,6 +38,8 @@ import {
   type TurnReadiness,
   type TurnTicket,
   type Unsubscribe,
+  type WorkerDescription,
+  type WorkerRecord,
 } from '@fastify-a2a/core';
 import { type ConformanceTestBody, type StoreFactory, storeConformance } from '@fastify-a2a/core/testing';
 import { describe, expect, it } from 'vitest';
@@ -112,6 +114,20 @@ class Delegating implements A2AStore, PushStore {
   }
   removeWorker(workerId: string, ctx?: StoreCallContext): Promise<void> {
     return this.inner.removeWorker(workerId, ctx);
+  }
+  joinWorker(
+    workerId: string,
+    leaseUntil: number,
+    description: WorkerDescription,
+    ctx?: StoreCallContext,
+  ): Promise<ExpiredWorker | undefined> {
+    return this.inner.joinWorker(workerId, leaseUntil, description, ctx);
+  }
+  listWorkers(ctx?: StoreCallContext): Promise<WorkerRecord[]> {
+    return this.inner.listWorkers(ctx);
+  }
+  subscribeAll(listener: (taskId: string, seq: number) => void): Unsubscribe {
+    return this.inner.subscribeAll(listener);
   }
   listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<TurnTicket[]> {
     return this.inner.listWorkerTurns(workerId, ctx);
@@ -464,6 +480,45 @@ const bugs: Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string
             head = readiness.ahead;
           }
           return super.finishTurn(head);
+        }
+      })(clock),
+  },
+  'renews a restarted worker id without telling of its predecessor': {
+    caughtBy:
+      'cluster: joinWorker records the start; a start of another incarnation gets its predecessor with every turn [requires supports.cluster]',
+    store: (clock) =>
+      new (class extends Delegating {
+        override async joinWorker(
+          workerId: string,
+          leaseUntil: number,
+          description: WorkerDescription,
+        ): Promise<ExpiredWorker | undefined> {
+          await super.joinWorker(workerId, leaseUntil, description);
+          return undefined;
+        }
+      })(clock),
+  },
+  'lists workers without their queued turns': {
+    caughtBy:
+      'cluster: listWorkers lists every lease by worker id with its turns in queue order; heartbeat keeps the description [requires supports.cluster]',
+    store: (clock) =>
+      new (class extends Delegating {
+        override async listWorkers(): Promise<WorkerRecord[]> {
+          return (await super.listWorkers()).map((worker) => ({ ...worker, turns: [] }));
+        }
+      })(clock),
+  },
+  'tells subscribeAll listeners of one task only': {
+    caughtBy:
+      'cluster: subscribeAll hears every task’s commits, also those of other instances where supported, until unsubscribed [requires supports.cluster]',
+    store: (clock) =>
+      new (class extends Delegating {
+        override subscribeAll(listener: (taskId: string, seq: number) => void): Unsubscribe {
+          let first: string | undefined;
+          return super.subscribeAll((taskId, seq) => {
+            first ??= taskId;
+            if (taskId === first) listener(taskId, seq);
+          });
         }
       })(clock),
   },
@@ -905,6 +960,7 @@ class SharedByLocation extends Delegating {
     listTasks: true,
     push: true,
     interruptedTasks: true,
+    cluster: true,
   };
   constructor({ clock, location, namespace }: { clock: Clock; location: string; namespace?: string | undefined }) {
     const key = `${location}/${namespace ?? ''}`;

@@ -283,6 +283,19 @@ ALTER TABLE ${s}.messages ADD COLUMN owner text NOT NULL DEFAULT '', ADD COLUMN 
 ALTER TABLE ${s}.messages DROP CONSTRAINT messages_pkey, ADD PRIMARY KEY (namespace, message_id, owner);
 `,
   },
+  // Step 8, not 6: steps 6 and 7 belong to other work landing alongside; the runner applies any
+  // step not yet recorded, so the numbers may arrive in any order.
+  {
+    version: 8,
+    name: 'worker incarnations and descriptions',
+    // joinWorker and listWorkers (WorkerDescription in @fastify-a2a/core): which start of a process
+    // holds a worker id's lease, and where it runs. NULL for leases written by heartbeat() alone
+    // (a worker of an earlier release). Nullable columns without defaults: nothing is rewritten.
+    sql: (s) => `
+ALTER TABLE ${s}.workers ADD COLUMN incarnation text, ADD COLUMN host text, ADD COLUMN pid integer,
+  ADD COLUMN started_at bigint;
+`,
+  },
 ];
 
 /** The highest version this release knows. */

@@ -261,6 +261,23 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX a2a_messages_by_task ON a2a_messages (namespace, task_id);
     `,
   },
+  // Step 8, not 6: steps 6 and 7 belong to other work landing alongside; the runner applies any
+  // step not yet recorded, so the numbers may arrive in any order.
+  {
+    version: 8,
+    name: 'worker incarnations and descriptions, and the all-tasks change feed',
+    sql: `
+      -- joinWorker and listWorkers (WorkerDescription in @fastify-a2a/core): which start of a
+      -- process holds a worker id's lease, and where it runs. NULL for leases written by
+      -- heartbeat() alone (a worker of an earlier release).
+      ALTER TABLE a2a_workers ADD COLUMN incarnation TEXT;
+      ALTER TABLE a2a_workers ADD COLUMN host TEXT;
+      ALTER TABLE a2a_workers ADD COLUMN pid INTEGER;
+      ALTER TABLE a2a_workers ADD COLUMN started_at INTEGER;
+      -- subscribeAll's poll: the tasks another process committed to since the last tick.
+      CREATE INDEX a2a_tasks_by_updated_at ON a2a_tasks (namespace, updated_at);
+    `,
+  },
 ];
 
 /** The SQL functions the steps call, defined on the connection that migrates. */

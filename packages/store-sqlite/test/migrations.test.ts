@@ -28,8 +28,12 @@ const latest = Math.max(...migrations.map((step) => step.version));
 const everyVersionOnce = migrations.map((step) => ({ version: step.version, count: 1 }));
 
 describe('migrations', () => {
-  it('are numbered 1, 2, 3, … without gaps', () => {
-    expect(migrations.map((step) => step.version)).toEqual(migrations.map((_, index) => index + 1));
+  // Gaps are allowed: steps of work developed side by side (6, 7 and 8) may land in any order, and
+  // the runner applies every step not yet recorded.
+  it('are numbered increasingly from 1, each number once', () => {
+    const versions = migrations.map((step) => step.version);
+    expect(versions[0]).toBe(1);
+    expect(versions).toEqual([...new Set(versions)].sort((a, b) => a - b));
   });
 
   it('running twice does no harm', () => {

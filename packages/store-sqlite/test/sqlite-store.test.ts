@@ -91,6 +91,7 @@ describe('options', () => {
       listTasks: true,
       push: true,
       interruptedTasks: true,
+      cluster: true,
     });
     expect(new SqliteStore({ filename: ':memory:' }).supports).toEqual({
       durable: false,
@@ -100,6 +101,7 @@ describe('options', () => {
       listTasks: true,
       push: true,
       interruptedTasks: true,
+      cluster: true,
     });
     const memory = new Database(':memory:');
     expect(new SqliteStore({ database: memory }).supports.durable).toBe(false);

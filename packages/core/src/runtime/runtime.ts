@@ -17,6 +17,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { WorkerDescription } from '../coordination.js';
 import { A2AError, lastEventIdPastEnd, taskNotCancelable } from '../errors.js';
 import { toExecutor } from '../executor.js';
 import { withHistoryLength } from '../model/task-state.js';
@@ -47,6 +48,7 @@ import { InterruptedExpiry } from './jobs/interrupted-expiry.js';
 import { PushDeliverer } from './jobs/push.js';
 import { Retention } from './jobs/retention.js';
 import { Membership } from './membership.js';
+import { OperatorActions } from './operator.js';
 import { type A2ARuntimeOptions, type RuntimeLogger, type StreamOptions, silentLogger } from './options.js';
 import { ownerOf, readOwnTask } from './ownership.js';
 import { type CheckedPushConfig, PushConfigs } from './push-configs.js';
@@ -74,6 +76,7 @@ export class A2ARuntime {
   /** Present when push notifications are on (`options.push`). */
   readonly #pushConfigs: PushConfigs | undefined;
   readonly #pushDeliverer: PushDeliverer | undefined;
+  #operator: OperatorActions | undefined;
   #started: Promise<void> | undefined;
   #draining: Promise<DrainSummary> | undefined;
   #closing: Promise<void> | undefined;
@@ -156,6 +159,21 @@ export class A2ARuntime {
   }
 
   /** Opens the store, takes this worker's lease and starts the lease and retention timers. */
+  /** Actions of an operator (the plugin's monitor) on any task, whoever owns it; see OperatorActions. */
+  get operator(): OperatorActions {
+    this.#operator ??= new OperatorActions({
+      store: this.store,
+      events: this.#events,
+      abortTask: (taskId) => this.#scheduler.abortTask(taskId),
+    });
+    return this.#operator;
+  }
+
+  /** This process start as recorded with its lease (stores with `supports.cluster`). */
+  get worker(): WorkerDescription {
+    return this.#membership.description;
+  }
+
   start(): Promise<void> {
     this.#started ??= this.#start();
     return this.#started;

@@ -9,6 +9,7 @@
  */
 
 import { activeTasks } from './active-tasks.js';
+import { cluster } from './cluster.js';
 import { concurrency } from './concurrency.js';
 import { contextStore } from './context-store.js';
 import { eventLog } from './event-log.js';
@@ -44,6 +45,7 @@ export type {
 } from './harness.js';
 export {
   activeTasks,
+  cluster,
   concurrency,
   contextStore,
   eventLog,
@@ -81,6 +83,7 @@ export const conformanceModules: Readonly<Record<string, (options: ConformanceOp
   ownership,
   turnQueue,
   leases,
+  cluster,
   push,
   retention,
   isolation,

@@ -8,7 +8,7 @@ export function lifecycle(options: ConformanceOptions): void {
       expect,
       store,
     }) => {
-      const { listTasks, push, interruptedTasks, ...required } = store.supports;
+      const { listTasks, push, interruptedTasks, cluster, ...required } = store.supports;
       expect(required).toEqual({
         durable: expect.any(Boolean),
         crossProcess: expect.any(Boolean),
@@ -21,6 +21,12 @@ export function lifecycle(options: ConformanceOptions): void {
       if (interruptedTasks !== undefined) expect(interruptedTasks).toEqual(expect.any(Boolean));
       if (interruptedTasks === true) expect(store.listInterruptedTasks).toEqual(expect.any(Function));
       if (push !== undefined) expect(push).toEqual(expect.any(Boolean));
+      if (cluster !== undefined) expect(cluster).toEqual(expect.any(Boolean));
+      if (cluster === true) {
+        for (const method of [store.joinWorker, store.listWorkers, store.subscribeAll]) {
+          expect(method).toEqual(expect.any(Function));
+        }
+      }
       if (push === true) {
         for (const method of [
           store.savePushConfig,

@@ -230,6 +230,7 @@ describe('conformance harness', () => {
       'ownership',
       'turnQueue',
       'leases',
+      'cluster',
       'push',
       'retention',
       'isolation',
