@@ -14,7 +14,7 @@ import { status } from '@grpc/grpc-js';
 import { apiKeys, bearerTokens } from 'fastify-a2a';
 import { afterEach, describe, expect, it } from 'vitest';
 import { echoAgent } from '../../../examples/demo/src/agents.js';
-import { nextId, type Served, serve, waitFor } from './helpers.js';
+import { nextId, type Served, serve, testCard, waitFor } from './helpers.js';
 import { collect, failureOf, type RawClient, rawClient, statusDetails } from './raw-client.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -25,8 +25,9 @@ afterEach(async () => {
 async function start(
   executor: AgentExecutor = echoAgent,
   grpcOptions: Parameters<typeof serve>[3] = {},
+  pluginOptions: Parameters<typeof serve>[2] = {},
 ): Promise<{ served: Served; client: RawClient }> {
-  const served = await serve(new MemoryStore(), executor, {}, grpcOptions);
+  const served = await serve(new MemoryStore(), executor, pluginOptions, grpcOptions);
   cleanups.push(() => served.close());
   const client = rawClient(served.grpc.url);
   cleanups.push(() => client.close());
@@ -131,7 +132,14 @@ describe('gRPC binding: the edge conversion', () => {
   };
 
   it('carries Struct metadata, Value data, bytes and Timestamps both ways', async () => {
-    const { client } = await start(dataEcho);
+    // The card accepts the JSON data part (1.0 refuses parts outside its input modes: validateInputModes).
+    const { client } = await start(
+      dataEcho,
+      {},
+      {
+        agentCard: { ...testCard, defaultInputModes: ['text/plain', 'application/json'] },
+      },
+    );
     const value = { list: [1, 'two', null, { deep: true }], n: 1.5 };
     const answer = (await client.unary('SendMessage', {
       message: {
