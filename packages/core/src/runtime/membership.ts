@@ -8,6 +8,7 @@
 import type { TurnTicket } from '../coordination.js';
 import { isFinalState } from '../model/types.js';
 import type { A2AStore, Clock } from '../store.js';
+import { noTelemetry, type Telemetry } from '../telemetry.js';
 import type { Events } from './events.js';
 import { BackgroundJob, BackgroundJobs } from './jobs/background.js';
 import type { RuntimeLogger } from './options.js';
@@ -24,6 +25,8 @@ export interface MembershipOptions {
   readonly leaseTtlMs: number;
   /** This worker found its own lease ran out: its turns must stop (another worker may have failed them). */
   readonly onLeaseLost: () => void;
+  /** Where renewals and reaped workers are reported. @default noTelemetry */
+  readonly telemetry?: Telemetry;
 }
 
 export class Membership {
@@ -36,6 +39,7 @@ export class Membership {
   readonly #events: Events;
   readonly #leaseTtlMs: number;
   readonly #onLeaseLost: () => void;
+  readonly #telemetry: Telemetry;
   readonly #lease: BackgroundJob;
   /** How soon a failed renewal is tried again (rather than at the next quarter of the TTL). */
   readonly #retryMs: number;
@@ -59,6 +63,7 @@ export class Membership {
     this.#events = options.events;
     this.#leaseTtlMs = options.leaseTtlMs;
     this.#onLeaseLost = options.onLeaseLost;
+    this.#telemetry = options.telemetry ?? noTelemetry;
     this.#retryMs = Math.max(10, Math.min(1000, this.#leaseTtlMs / 4));
     this.jobs = new BackgroundJobs(options.log);
     // Renew well before the lease ends (a renewal that fails is retried within a second), and look
@@ -135,8 +140,10 @@ export class Membership {
       // lost only once it has actually run out since the last successful renewal.
       this.#checkLeaseEnd(this.#clock());
       this.#retrySoon();
+      this.#telemetry.leaseRenewed(false);
       throw error;
     }
+    this.#telemetry.leaseRenewed(true);
     clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
     // A renewal sent after the lease ended (event loop stalled, store unreachable) took a new one,
@@ -160,6 +167,7 @@ export class Membership {
         );
       }
       this.#log.warn({ workerId: dead.workerId, turns: dead.turns.length }, 'a2a: reaped a dead worker');
+      this.#telemetry.workerReaped(dead.turns.length);
     }
   }
 
