@@ -8,5 +8,5 @@ export * from './protocol/index.js';
 export * from './push/webhook.js';
 export * from './runtime.js';
 export * from './store.js';
-export * from './telemetry.js';
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './task-list.js';
+export * from './telemetry.js';

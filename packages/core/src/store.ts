@@ -629,6 +629,12 @@ export interface A2AStore
   /** Resolves when the backing storage answers; rejects with an Error saying why otherwise. */
   ping(): Promise<void>;
   /**
+   * Whether the store's cross-process notifications are being received now (a Postgres store's
+   * LISTEN connection is up), for readiness checks. Absent on a store with nothing to connect (the
+   * memory store; SQLite polls its file).
+   */
+  readonly notificationsConnected?: boolean;
+  /**
    * Deletes terminal tasks (with their events, indexed message ids, and push configs with their
    * delivery state, in the same transaction) last updated strictly before `cutoff` (epoch ms), and
    * contexts that no longer have any task and were last updated before `cutoff`.

@@ -17,6 +17,7 @@ import type {
 import { A2AError } from '@fastify-a2a/core';
 import type { FastifyRequest } from 'fastify';
 import type { AuthenticateOption } from './auth/authentication.js';
+import { checkMetrics, type MetricsOptions } from './telemetry/options.js';
 
 /** The parts of an agent card the application decides; the plugin fills in the rest (§5.5). */
 export type AgentCardInput = Omit<
@@ -172,6 +173,17 @@ export interface A2APluginOptions {
   pushCa?: PushOptions['ca'];
   /** Resolves webhook host names, at set time and before each delivery. @default dns.promises.lookup, all addresses */
   pushResolver?: PushOptions['resolver'];
+  /**
+   * Prometheus metrics of this worker at `GET <prefix>/metrics` (docs/operating.md lists them);
+   * `true` for the defaults, or `{ path, bearerToken, authorize, defaultMetrics }`. @default false
+   */
+  metrics?: boolean | MetricsOptions;
+  /**
+   * OpenTelemetry spans per A2A operation (docs/operating.md), through `@opentelemetry/api`: on
+   * when the application registered an OpenTelemetry SDK before registering the plugin; `false`
+   * turns them off even then. @default true
+   */
+  tracing?: boolean;
 }
 
 interface OptionSpec<T> {
@@ -327,6 +339,8 @@ export const OPTION_SPEC = {
         : 'must be PEM text, a Buffer, or an array of them',
   },
   pushResolver: { check: isFunction },
+  metrics: { default: false, check: checkMetrics },
+  tracing: { default: true, check: (value) => (typeof value === 'boolean' ? undefined : 'must be true or false') },
 } satisfies { [K in keyof A2APluginOptions]-?: OptionSpec<A2APluginOptions[K]> };
 
 // The spec has no option the type lacks (the `satisfies` above covers the other direction).

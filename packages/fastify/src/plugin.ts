@@ -42,9 +42,11 @@ import {
 import { cardRoutes } from './routes/card.js';
 import { healthRoute } from './routes/health.js';
 import { jsonRpcRoutes } from './routes/jsonrpc.js';
+import { metricsRoute } from './routes/metrics.js';
 import { restRoutes } from './routes/rest.js';
 import { StreamHub } from './sse.js';
 import { createStoreFromUrl } from './store-url.js';
+import { observabilityOf } from './telemetry/setup.js';
 
 /**
  * After the turns drained, how long open streams get to write their final events before the rest
@@ -160,6 +162,9 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
       '"pushNotifications" needs a store that keeps push configs (store.supports.push); the memory, SQLite and Postgres stores do.',
     );
   }
+  // Metrics and traces (docs/operating.md): the runtime and the dispatch report to it.
+  const observability = observabilityOf(options, () => runtime);
+  const { telemetry } = observability;
   const runtime = new A2ARuntime({
     store,
     executor: options.executor,
@@ -175,6 +180,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     ...(options.retention !== undefined ? { retention: options.retention } : {}),
     ...(options.workerId !== undefined ? { workerId: options.workerId } : {}),
     ...(push !== undefined ? { push } : {}),
+    ...(telemetry !== undefined ? { telemetry } : {}),
   });
   try {
     await runtime.start();
@@ -212,6 +218,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     capabilities: features.capabilities,
     logger: fastify.log,
     ...(authorize !== undefined ? { authorize } : {}),
+    ...(telemetry !== undefined ? { telemetry } : {}),
   });
   const cards = new CardCache(options.agentCard, paths, features);
   const agent: A2AAgent = {
@@ -252,7 +259,13 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
       });
       await scope.register(fastifySse);
       await scope.register(cardRoutes, { cards, baseUrl });
-      await scope.register(healthRoute, { store });
+      await scope.register(healthRoute, { store, runtime, telemetry });
+      if (observability.metrics !== undefined) {
+        await scope.register(metricsRoute, {
+          metrics: observability.metrics.registry,
+          options: observability.metrics.options,
+        });
+      }
       const log = fastify.log;
       await scope.register(jsonRpcRoutes, {
         binding: new JsonRpcBinding({ dispatcher, mappings: { '0.3': jsonRpc0_3, '1.0': jsonRpc1_0 }, logger: log }),

@@ -860,6 +860,11 @@ export class PostgresStore implements A2AStore, PushStore {
     if (pool !== undefined && this.#ownsPool) await pool.end();
   }
 
+  /** Whether the LISTEN connection for cross-process notifications is up (see A2AStore). */
+  get notificationsConnected(): boolean {
+    return this.#listener?.connected ?? false;
+  }
+
   async ping(): Promise<void> {
     const pool = this.#ready();
     try {
