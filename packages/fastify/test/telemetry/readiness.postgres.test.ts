@@ -19,7 +19,7 @@ const pg = withPostgres('readiness');
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A TCP proxy to the Postgres server that can be shut and opened again on the same port. */
-class Proxy {
+class TcpProxy {
   #server: Server | undefined;
   readonly #sockets = new Set<Socket>();
   port = 0;
@@ -55,13 +55,13 @@ class Proxy {
   }
 }
 
-let proxy: Proxy;
+let proxy: TcpProxy;
 let app: FastifyInstance;
 let base: string;
 
 beforeAll(async () => {
   const target = new URL(pg.url);
-  proxy = new Proxy(target.hostname, Number(target.port || 5432));
+  proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
   await proxy.open();
   const viaProxy = new URL(pg.url);
   viaProxy.hostname = '127.0.0.1';
@@ -73,7 +73,7 @@ beforeAll(async () => {
     store: new PostgresStore({
       connectionString: viaProxy.toString(),
       schema: pg.schema,
-      connectionTimeoutMillis: 1000,
+      poolConfig: { connectionTimeoutMillis: 1000 },
     }),
     retention: false,
     drainTimeoutMs: 200,
