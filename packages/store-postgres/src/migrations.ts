@@ -17,7 +17,7 @@ import type pg from 'pg';
 import { escapeIdentifier, migrationLockKey } from './sql.js';
 
 export interface Migration {
-  /** 1, 2, 3, … without gaps. */
+  /** 1, 2, 3, …; the runner applies whichever a schema lacks, so a gap (a step landing later) is fine. */
   version: number;
   name: string;
   /** The step's SQL for the schema `s` (already quoted with `escapeIdentifier`). No parameters. */
@@ -281,6 +281,18 @@ ALTER TABLE ${s}.messages ADD COLUMN owner text NOT NULL DEFAULT '', ADD COLUMN 
 -- Keyed by namespace, owner and message id, owner last: lookups give all three, and the lookups
 -- of workers of the previous release (namespace and message id) still find their prefix in it.
 ALTER TABLE ${s}.messages DROP CONSTRAINT messages_pkey, ADD PRIMARY KEY (namespace, message_id, owner);
+`,
+  },
+  {
+    // 6 is another step's number (work landing separately); the runner applies whichever steps a
+    // schema lacks, so the order in which they land does not matter.
+    version: 7,
+    name: 'trace context of the last commit of each task',
+    sql: (s) => `
+-- The W3C traceparent of the commit that last changed the task (CommitRequest.traceContext), so
+-- that another worker's work for it (push notifications) joins the request's trace. Nullable, no
+-- default: adding it rewrites nothing, and workers of earlier releases never write it.
+ALTER TABLE ${s}.tasks ADD COLUMN trace_context text;
 `,
   },
 ];

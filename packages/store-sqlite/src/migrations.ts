@@ -13,7 +13,7 @@ import { NO_STATUS_TIMESTAMP, statusTimestampOf } from '@fastify-a2a/core';
 import type BetterSqlite3 from 'better-sqlite3';
 
 export interface Migration {
-  /** 1, 2, 3, … without gaps. */
+  /** 1, 2, 3, …; migrate() applies whichever a file lacks, so a gap (a step landing later) is fine. */
   version: number;
   name: string;
   /** SQL run with `db.exec`, inside the migration transaction. */
@@ -259,6 +259,18 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE a2a_messages_by_owner RENAME TO a2a_messages;
       -- purgeExpired: the index rows of purged tasks (dropped with the old table).
       CREATE INDEX a2a_messages_by_task ON a2a_messages (namespace, task_id);
+    `,
+  },
+  {
+    // 6 is another step's number (work landing separately); migrate() applies whichever steps the
+    // file lacks, so the order in which they land does not matter.
+    version: 7,
+    name: 'trace context of the last commit of each task',
+    sql: `
+      -- The W3C traceparent of the commit that last changed the task (CommitRequest.traceContext),
+      -- so that another worker's work for it (push notifications) joins the request's trace.
+      -- Nullable, no default: adding it rewrites nothing.
+      ALTER TABLE a2a_tasks ADD COLUMN trace_context TEXT;
     `,
   },
 ];
