@@ -10,7 +10,7 @@
  */
 
 import type { A2AError } from './errors.js';
-import type { TaskState } from './model/types.js';
+import type { Task, TaskState } from './model/types.js';
 import type { CallContext } from './protocol/context.js';
 import type { OperationName } from './protocol/operations.js';
 
@@ -19,6 +19,9 @@ export type PushAttemptOutcome = 'sent' | 'skipped' | 'retry' | 'failed' | 'rele
 
 /** A request being handled, as {@link Telemetry.requestStarted} returned it; opaque to the caller. */
 export type RequestTelemetry = object | undefined;
+
+/** A push delivery attempt, as {@link Telemetry.pushStarted} returned it; opaque to the caller. */
+export type PushTelemetry = object | undefined;
 
 export interface Telemetry {
   /**
@@ -45,6 +48,12 @@ export interface Telemetry {
   turnStarted(queueWaitSeconds: number): void;
   /** A turn ended, its task in `state`, `durationSeconds` after it started. */
   turnEnded(state: TaskState, durationSeconds: number): void;
+  /**
+   * The W3C trace context (a `traceparent` value) of the work running now, stored with each commit
+   * (CommitRequest.traceContext) so that later work for the task on any worker (its push
+   * notifications) joins the trace; undefined when untraced. Called only when `enabled`.
+   */
+  traceContext(): string | undefined;
   /** A commit of `events` events took `seconds`; `failed` when the store refused or failed it. */
   commitEnded(seconds: number, events: number, failed: boolean): void;
   /** A stream (message/stream, tasks/resubscribe) began, or ended. */
@@ -57,15 +66,25 @@ export interface Telemetry {
   notificationLag(seconds: number): void;
 
   /**
-   * A push delivery attempt ended: its outcome, how long the POST took (0 when none was made), and
-   * how late it ran (seconds since it was due).
+   * A push notification of `task` is about to be POSTed to `url`; `traceContext` is the one its
+   * last change was committed with (TaskRecord.traceContext), whichever worker made it. Returns
+   * the attempt as {@link pushHeaders} and {@link pushAttempted} take it.
    */
-  pushAttempted(outcome: PushAttemptOutcome, seconds: number, backlogAgeSeconds: number): void;
+  pushStarted(task: Task, traceContext: string | undefined, url: string): PushTelemetry;
+  /** Headers to add to the attempt's POST (W3C `traceparent`: the receiver joins the trace); undefined for none. */
+  pushHeaders(push: PushTelemetry): Record<string, string> | undefined;
   /**
-   * Headers to add to a push notification of `taskId` (W3C `traceparent`, so the receiver joins
-   * the trace of the request that changed the task); undefined for none.
+   * A push delivery attempt ended: the attempt, when one was started (undefined when nothing was
+   * POSTed), its outcome, how long it took, how late it ran (seconds since it was due), and the
+   * receiver's HTTP status when it answered.
    */
-  pushHeaders(taskId: string): Record<string, string> | undefined;
+  pushAttempted(
+    push: PushTelemetry,
+    outcome: PushAttemptOutcome,
+    seconds: number,
+    backlogAgeSeconds: number,
+    status: number | undefined,
+  ): void;
 
   /** This worker's lease renewal succeeded, or failed. */
   leaseRenewed(ok: boolean): void;
@@ -84,12 +103,14 @@ export const noTelemetry: Telemetry = Object.freeze({
   requestEnded: nothing,
   turnStarted: nothing,
   turnEnded: nothing,
+  traceContext: () => undefined,
   commitEnded: nothing,
   streamOpened: nothing,
   streamClosed: nothing,
   notificationLag: nothing,
-  pushAttempted: nothing,
+  pushStarted: () => undefined,
   pushHeaders: () => undefined,
+  pushAttempted: nothing,
   leaseRenewed: nothing,
   workerReaped: nothing,
 });

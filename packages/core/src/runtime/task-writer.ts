@@ -69,7 +69,13 @@ export class TaskWriter {
         // worker can be following it, so the store need not tell them (no NOTIFY on Postgres).
         if (this.version === 0) request.unknownElsewhere = true;
         const reported = this.telemetry.enabled;
-        const started = reported ? monotonicSeconds() : 0;
+        let started = 0;
+        if (reported) {
+          // The trace of the request making this commit travels with the task (see TaskRecord.traceContext).
+          const traceContext = this.telemetry.traceContext();
+          if (traceContext !== undefined) request.traceContext = traceContext;
+          started = monotonicSeconds();
+        }
         let result: CommitResult;
         try {
           result = await this.store.commit(request, this.ctx);

@@ -10,13 +10,15 @@ import {
   monotonicSeconds,
   type OperationName,
   type PushAttemptOutcome,
+  type PushTelemetry,
   type RequestTelemetry,
+  type Task,
   type TaskState,
   type Telemetry,
 } from '@fastify-a2a/core';
 import { context } from '@opentelemetry/api';
 import { type A2AMetrics, outcomeOf } from './metrics.js';
-import { A2A_METHOD_NAMES, type A2ATracing, type TracedRequest } from './tracing.js';
+import { A2A_METHOD_NAMES, type A2ATracing, type TracedRequest, traceparentOf } from './tracing.js';
 
 /** One request as this telemetry follows it. */
 interface Request {
@@ -67,6 +69,10 @@ export class PluginTelemetry implements Telemetry {
     this.#metrics?.turnEnded(state, durationSeconds);
   }
 
+  traceContext(): string | undefined {
+    return this.#tracing === undefined ? undefined : traceparentOf(context.active());
+  }
+
   commitEnded(seconds: number, events: number, failed: boolean): void {
     this.#metrics?.commitEnded(seconds, events, failed);
   }
@@ -83,13 +89,24 @@ export class PluginTelemetry implements Telemetry {
     this.#metrics?.notificationLag(seconds);
   }
 
-  pushAttempted(outcome: PushAttemptOutcome, seconds: number, backlogAgeSeconds: number): void {
-    this.#lastPush = { backlogAgeSeconds, at: Date.now() };
-    this.#metrics?.pushAttempted(outcome, seconds, backlogAgeSeconds);
+  pushStarted(task: Task, traceContext: string | undefined, url: string): PushTelemetry {
+    return this.#tracing?.startPush(task, traceContext, url);
   }
 
-  pushHeaders(taskId: string): Record<string, string> | undefined {
-    return this.#tracing?.headersFor(taskId);
+  pushHeaders(push: PushTelemetry): Record<string, string> | undefined {
+    return push === undefined ? undefined : this.#tracing?.pushHeaders(push as TracedRequest);
+  }
+
+  pushAttempted(
+    push: PushTelemetry,
+    outcome: PushAttemptOutcome,
+    seconds: number,
+    backlogAgeSeconds: number,
+    status: number | undefined,
+  ): void {
+    this.#lastPush = { backlogAgeSeconds, at: Date.now() };
+    this.#metrics?.pushAttempted(outcome, seconds, backlogAgeSeconds);
+    if (push !== undefined) this.#tracing?.endPush(push as TracedRequest, outcome, status);
   }
 
   leaseRenewed(ok: boolean): void {

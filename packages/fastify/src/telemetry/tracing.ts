@@ -6,11 +6,12 @@
  * installed by the application every call here is a no-op.
  */
 
-import type { A2AError, CallContext, OperationName, TaskState } from '@fastify-a2a/core';
-import { jsonRpcCodeFor, OPERATIONS } from '@fastify-a2a/core';
+import type { A2AError, CallContext, OperationName, Task, TaskState } from '@fastify-a2a/core';
+import { jsonRpcCodeFor } from '@fastify-a2a/core';
 import {
   type Context,
   context,
+  isSpanContextValid,
   ProxyTracerProvider,
   propagation,
   ROOT_CONTEXT,
@@ -60,21 +61,39 @@ const headerGetter = {
   },
 };
 
-/** How many tasks' trace contexts are kept for their push notifications (oldest dropped first). */
-const TRACED_TASKS = 10_000;
-
 /** A traced request: its span and the context its work runs in. */
 export interface TracedRequest {
   readonly span: Span;
   readonly context: Context;
-  /** The operation changes the task (a message, a cancel): its push notifications join this trace. */
-  readonly writes: boolean;
+}
+
+/** W3C traceparent: version 00, trace id, parent span id, flags (www.w3.org/TR/trace-context §3.2). */
+const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})$/;
+
+/** The `traceparent` value of the span active in `ctx`, or undefined when there is none (or it is invalid). */
+export function traceparentOf(ctx: Context): string | undefined {
+  const span = trace.getSpan(ctx);
+  if (span === undefined) return undefined;
+  const { traceId, spanId, traceFlags } = span.spanContext();
+  if (!isSpanContextValid(span.spanContext())) return undefined;
+  return `00-${traceId}-${spanId}-${(traceFlags & 0xff).toString(16).padStart(2, '0')}`;
+}
+
+/** A context whose (remote) parent is the span `traceparent` names; ROOT_CONTEXT for an invalid one. */
+export function contextOfTraceparent(traceparent: string | undefined): Context {
+  const match = traceparent === undefined ? null : TRACEPARENT.exec(traceparent);
+  if (match === null) return ROOT_CONTEXT;
+  const spanContext = {
+    traceId: match[1] as string,
+    spanId: match[2] as string,
+    traceFlags: Number.parseInt(match[3] as string, 16),
+    isRemote: true,
+  };
+  return isSpanContextValid(spanContext) ? trace.setSpanContext(ROOT_CONTEXT, spanContext) : ROOT_CONTEXT;
 }
 
 export class A2ATracing {
   readonly #tracer: Tracer;
-  /** The trace context of the request that last changed each task, for its push notifications. */
-  readonly #byTask = new Map<string, Context>();
 
   constructor(version: string) {
     this.#tracer = trace.getTracer('fastify-a2a', version);
@@ -102,7 +121,7 @@ export class A2ATracing {
       },
       parent,
     );
-    return { span, context: trace.setSpan(parent, span), writes: OPERATIONS[operation].access === 'write' };
+    return { span, context: trace.setSpan(parent, span) };
   }
 
   /** Ends the span with what the call named and answered: ids, state, the error's code. */
@@ -117,8 +136,7 @@ export class A2ATracing {
     } else {
       setString(span, 'a2a.task.id', (params as { id?: unknown } | undefined)?.id);
     }
-    const taskId = this.#describeResult(span, result);
-    if (taskId !== undefined && request.writes) this.#remember(taskId, request.context);
+    this.#describeResult(span, result);
     if (error !== undefined) {
       // error.type: the JSON-RPC error code, as the conventions ask ("Recording Errors").
       span.setAttribute('error.type', String(jsonRpcCodeFor[error.code]));
@@ -127,13 +145,57 @@ export class A2ATracing {
     span.end();
   }
 
-  /** The W3C trace headers for a push notification of `taskId`, when a traced request changed it here. */
-  headersFor(taskId: string): Record<string, string> | undefined {
-    const traced = this.#byTask.get(taskId);
-    if (traced === undefined) return undefined;
+  /**
+   * A CLIENT span for a push notification POST (OpenTelemetry's HTTP client conventions: named by
+   * the method), child of the trace the task's last change was committed in, on whichever worker
+   * that was. The URL itself is not recorded: receivers put tokens in query strings.
+   */
+  startPush(task: Task, traceContext: string | undefined, url: string): TracedRequest {
+    const parent = contextOfTraceparent(traceContext);
+    let target: URL | undefined;
+    try {
+      target = new URL(url);
+    } catch {
+      target = undefined;
+    }
+    const span = this.#tracer.startSpan(
+      'POST',
+      {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'http.request.method': 'POST',
+          'a2a.task.id': task.id,
+          'a2a.task.state': taskStateAttribute(task.status.state),
+          'gen_ai.conversation.id': task.contextId,
+          ...(target === undefined
+            ? {}
+            : {
+                'server.address': target.hostname,
+                'server.port': Number(target.port || (target.protocol === 'https:' ? 443 : 80)),
+                'url.scheme': target.protocol.replace(':', ''),
+              }),
+        },
+      },
+      parent,
+    );
+    return { span, context: trace.setSpan(parent, span) };
+  }
+
+  /** The headers that carry the push span's trace to the receiver (the application's propagator: W3C by default). */
+  pushHeaders(push: TracedRequest): Record<string, string> | undefined {
     const headers: Record<string, string> = {};
-    propagation.inject(traced, headers);
+    propagation.inject(push.context, headers);
     return Object.keys(headers).length === 0 ? undefined : headers;
+  }
+
+  endPush(push: TracedRequest, outcome: string, status: number | undefined): void {
+    const { span } = push;
+    if (status !== undefined) span.setAttribute('http.response.status_code', status);
+    if (outcome !== 'sent' && outcome !== 'skipped') {
+      span.setAttribute('error.type', status === undefined ? outcome : String(status));
+      span.setStatus({ code: SpanStatusCode.ERROR, message: `push delivery ${outcome}` });
+    }
+    span.end();
   }
 
   /** Sets the task attributes of a result (a Task, a Message, a stream's event); its task id. */
@@ -152,15 +214,6 @@ export class A2ATracing {
     const state = item.status?.state;
     if (typeof state === 'string') span.setAttribute('a2a.task.state', taskStateAttribute(state));
     return typeof taskId === 'string' ? taskId : undefined;
-  }
-
-  #remember(taskId: string, traced: Context): void {
-    this.#byTask.delete(taskId);
-    this.#byTask.set(taskId, traced);
-    if (this.#byTask.size > TRACED_TASKS) {
-      const oldest = this.#byTask.keys().next().value;
-      if (oldest !== undefined) this.#byTask.delete(oldest);
-    }
   }
 }
 

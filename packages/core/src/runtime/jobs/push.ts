@@ -33,7 +33,7 @@ import { protoJson1_0 } from '../../protocol/v1_0/codec.js';
 import type { DestinationPolicy } from '../../push/destination.js';
 import { deliverJson, type WebhookResult } from '../../push/webhook.js';
 import type { A2AStore, Clock, PushClaimKey, PushDelivery, PushStore, StoredPushConfig } from '../../store.js';
-import { monotonicSeconds, noTelemetry, type Telemetry } from '../../telemetry.js';
+import { monotonicSeconds, noTelemetry, type PushTelemetry, type Telemetry } from '../../telemetry.js';
 import type { PushOptions, RuntimeLogger } from '../options.js';
 import { destinationPolicy } from '../push-configs.js';
 import type { JobSpec } from './background.js';
@@ -62,9 +62,14 @@ export interface PushDeliveryOptions {
   readonly telemetry?: Telemetry;
 }
 
-/** What an attempt reports when telemetry is on: when its delivery became due (epoch ms). */
+/** What an attempt reports when telemetry is on. */
 interface AttemptReport {
+  /** When its delivery became due (epoch ms). */
   dueAt: number;
+  /** The POST, once started. */
+  push: PushTelemetry;
+  /** The receiver's HTTP status, when it answered. */
+  status: number | undefined;
 }
 
 /** What one delivery attempt led to, for tests and logs. */
@@ -169,13 +174,15 @@ export class PushDeliverer {
 
   #start(delivery: PushDelivery): void {
     const telemetry = this.#telemetry;
-    const report: AttemptReport | undefined = telemetry.enabled ? { dueAt: this.#clock() } : undefined;
+    const report: AttemptReport | undefined = telemetry.enabled
+      ? { dueAt: this.#clock(), push: undefined, status: undefined }
+      : undefined;
     const started = report === undefined ? 0 : monotonicSeconds();
     const running: Promise<void> = this.#deliver(delivery, report)
       .then((outcome) => {
         if (report === undefined) return;
         const backlogAge = Math.max(0, this.#clock() - report.dueAt) / 1000;
-        telemetry.pushAttempted(outcome, monotonicSeconds() - started, backlogAge);
+        telemetry.pushAttempted(report.push, outcome, monotonicSeconds() - started, backlogAge, report.status);
       })
       .catch((error: unknown) => {
         // A store failure mid-delivery: the claim expires and the delivery is retried from the cursor.
@@ -198,9 +205,9 @@ export class PushDeliverer {
   }
 
   /** The notification's headers, with the trace's (W3C traceparent) when telemetry adds them. */
-  #headers(config: PushDelivery['config']): Record<string, string> {
+  #headers(config: PushDelivery['config'], report: AttemptReport | undefined): Record<string, string> {
     const headers = notificationHeaders(config.config);
-    const traced = this.#telemetry.enabled ? this.#telemetry.pushHeaders(config.taskId) : undefined;
+    const traced = report === undefined ? undefined : this.#telemetry.pushHeaders(report.push);
     return traced === undefined ? headers : Object.assign(headers, traced);
   }
 
@@ -251,8 +258,10 @@ export class PushDeliverer {
       config.protocolVersion === '1.0' ? protoJson1_0.encodeStreamItem(next.task) : next.task,
     );
     const sentAt = this.#clock();
+    if (report !== undefined)
+      report.push = this.#telemetry.pushStarted(next.task, record.traceContext, config.config.url);
     const result = await deliverJson(config.config.url, this.#policy, body, {
-      headers: this.#headers(config),
+      headers: this.#headers(config, report),
       connectTimeoutMs: this.#settings.connectTimeoutMs,
       timeoutMs: this.#settings.timeoutMs,
       maxResponseBytes: this.#settings.maxResponseBytes,
@@ -261,6 +270,7 @@ export class PushDeliverer {
       ...(this.#ca === undefined ? {} : { ca: this.#ca }),
     });
     const status = statusOf(result);
+    if (report !== undefined) report.status = status;
 
     if (isSuccess(result)) {
       const held = await this.#store.completePushDelivery({
