@@ -5,7 +5,8 @@
  * A2A_LEASE_TTL_MS (how soon a crashed worker's tasks are failed), LOG_LEVEL; authentication:
  * A2A_AUTH_TOKENS ("alice:tok-a,bob:tok-b"), A2A_JWKS_URL with A2A_JWT_ISSUER and A2A_JWT_AUDIENCE
  * (see auth.ts); push notifications: A2A_PUSH_ALLOWED_HOSTS, A2A_PUSH_ALLOWED_CIDRS,
- * A2A_PUSH_THROTTLE_MS (see push.ts).
+ * A2A_PUSH_THROTTLE_MS (see push.ts); operators: A2A_MONITOR_TOKEN, OTEL_EXPORTER_OTLP_ENDPOINT
+ * (see telemetry.ts).
  */
 
 import Fastify from 'fastify';
@@ -13,6 +14,7 @@ import { a2aPlugin, redact } from 'fastify-a2a';
 import { type DemoAgentName, demoAgents, demoCard, demoOptions } from './agents.js';
 import { type DemoAuth, demoAuth, isLoopback } from './auth.js';
 import { demoPush, pushSummary } from './push.js';
+import { demoMetrics, startDemoTracing, telemetrySummary } from './telemetry.js';
 
 const host = process.env.HOST ?? '127.0.0.1';
 const port = Number(process.env.PORT ?? 41241);
@@ -37,7 +39,10 @@ try {
   process.exit(1);
 }
 
+// Before the plugin registers: it traces when an SDK is installed by then.
+const tracing = startDemoTracing(process.env);
 const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' } });
+if (tracing !== undefined) app.addHook('onClose', () => tracing.shutdown());
 try {
   await app.register(a2aPlugin, {
     agentCard: card,
@@ -49,6 +54,7 @@ try {
     ...(process.env.A2A_BASE_URL ? { baseUrl: process.env.A2A_BASE_URL } : {}),
     ...(process.env.A2A_LEASE_TTL_MS ? { leaseTtlMs: Number(process.env.A2A_LEASE_TTL_MS) } : {}),
     ...push,
+    ...demoMetrics(process.env),
   });
   await app.listen({ host, port });
 } catch (error) {
@@ -58,7 +64,7 @@ try {
 }
 const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 console.log(
-  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)})`,
+  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)}; ${telemetrySummary(process.env, tracing)})`,
 );
 if (auth.authenticate === undefined && !isLoopback(host)) {
   console.warn(
