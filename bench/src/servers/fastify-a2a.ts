@@ -2,6 +2,8 @@
  * fastify-a2a with the demo echo agent (examples/demo) on the store BENCH_STORE names (memory:,
  * sqlite:<path>, postgres://…?schema=…), as a separate process so its RSS is its own.
  * BENCH_RETENTION=off disables the retention sweep (default: the plugin's default).
+ * BENCH_TELEMETRY=on turns on the plugin's metrics and installs the OpenTelemetry SDK with no
+ * exporter (every span recorded, none sent), the cost `npm run bench:telemetry` measures.
  */
 
 import type { A2AStore } from '@fastify-a2a/core';
@@ -12,6 +14,7 @@ import Fastify from 'fastify';
 import { a2aPlugin } from 'fastify-a2a';
 import { demoCard, echoAgent } from '../../../examples/demo/src/agents.js';
 import { fail, LISTEN, rssReport, serve, wantsGc } from './common.js';
+import { installTracingWithoutExporter } from './tracing.js';
 
 const storeUrl = process.env.BENCH_STORE ?? 'memory:';
 
@@ -29,6 +32,9 @@ function storeFor(url: string): A2AStore {
   return new PostgresStore({ connectionString: parsed.toString(), ...(schema ? { schema } : {}) });
 }
 const store = storeFor(storeUrl);
+const telemetry = process.env.BENCH_TELEMETRY === 'on';
+// Before the plugin registers: it traces when an SDK is installed by then.
+if (telemetry) installTracingWithoutExporter();
 const app = Fastify({ logger: false });
 
 app.get('/__rss', async (request) => rssReport(wantsGc(request.url)));
@@ -39,6 +45,7 @@ try {
     executor: echoAgent,
     store,
     ...(process.env.BENCH_RETENTION === 'off' ? { retention: false as const } : {}),
+    ...(telemetry ? { metrics: true } : {}),
   });
   await app.listen(LISTEN);
   const address = app.server.address();
