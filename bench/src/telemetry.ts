@@ -9,7 +9,8 @@
  *
  * Environment (defaults in parentheses): BENCH_ROUNDS (5, quick 3) windows per variant,
  * BENCH_DURATION_S (5, quick 2) per window after one BENCH_WARMUP_S (2) warm-up each,
- * BENCH_CONNECTIONS (64), BENCH_STORE (memory; or sqlite), BENCH_QUICK=1.
+ * BENCH_CONNECTIONS (64), BENCH_STORE (memory; or sqlite), BENCH_QUICK=1; BENCH_ON (on: metrics and
+ * tracing; or metrics, or tracing, to see each one's share).
  * Prints a Markdown table and writes bench/results/partial/telemetry-<time>.json.
  */
 
@@ -27,6 +28,12 @@ const durationS = envNumber('BENCH_DURATION_S', quick ? 2 : 5);
 const warmupS = envNumber('BENCH_WARMUP_S', 2);
 const connections = envNumber('BENCH_CONNECTIONS', 64);
 const storeKind = process.env.BENCH_STORE ?? 'memory';
+const onVariant = process.env.BENCH_ON ?? 'on';
+if (!['on', 'metrics', 'tracing'].includes(onVariant)) {
+  console.error(`BENCH_ON must be on, metrics or tracing; got "${onVariant}".`);
+  process.exit(1);
+}
+const onLabel = onVariant === 'on' ? 'metrics + tracing' : `${onVariant} only`;
 if (storeKind !== 'memory' && storeKind !== 'sqlite') {
   console.error(`BENCH_STORE must be memory or sqlite; got "${storeKind}".`);
   process.exit(1);
@@ -105,14 +112,16 @@ try {
   servers.push(off);
   const on = await ServerProcess.start({
     name: 'on',
-    label: 'metrics + tracing',
+    label: onLabel,
     entry: 'fastify-a2a.ts',
-    env: { BENCH_STORE: storeFor('on'), BENCH_RETENTION: 'off', BENCH_TELEMETRY: 'on' },
+    env: { BENCH_STORE: storeFor('on'), BENCH_RETENTION: 'off', BENCH_TELEMETRY: onVariant },
   });
   servers.push(on);
-  // The "on" server must really be on.
+  // The "on" server must really have metrics when asked for.
   const scrape = await fetch(`${on.url}/metrics`);
-  if (scrape.status !== 200) throw new Error(`the "on" server's /metrics answered ${scrape.status}`);
+  if (scrape.status !== (onVariant === 'tracing' ? 404 : 200)) {
+    throw new Error(`the "on" server's /metrics answered ${scrape.status}`);
+  }
   if ((await fetch(`${off.url}/metrics`)).status !== 404) throw new Error('the "off" server serves /metrics');
 
   for (const server of [off, on]) {
@@ -150,7 +159,7 @@ try {
     ...(
       [
         ['off', offSummary],
-        ['metrics + tracing', onSummary],
+        [onLabel, onSummary],
       ] as const
     ).map(
       ([name, s]) =>
@@ -163,7 +172,7 @@ try {
       '',
       ...rows,
       '',
-      `metrics + tracing: ${slower.toFixed(1)} % ${slower >= 0 ? 'slower' : 'faster'} (target ≤ 5 %), ${moreCpu.toFixed(1)} % CPU per request`,
+      `${onLabel}: ${slower.toFixed(1)} % ${slower >= 0 ? 'slower' : 'faster'} (target ≤ 5 %), ${moreCpu.toFixed(1)} % CPU per request`,
     ].join('\n'),
   );
   const file = join(RESULTS_DIR, 'partial', `telemetry-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
@@ -173,7 +182,7 @@ try {
       {
         machine: machineInfo(),
         loadavg: loadavg(),
-        config: { rounds, durationS, warmupS, connections, store: storeKind },
+        config: { rounds, durationS, warmupS, connections, store: storeKind, on: onVariant },
         windows,
         off: offSummary,
         on: onSummary,

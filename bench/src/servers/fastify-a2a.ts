@@ -3,7 +3,8 @@
  * sqlite:<path>, postgres://…?schema=…), as a separate process so its RSS is its own.
  * BENCH_RETENTION=off disables the retention sweep (default: the plugin's default).
  * BENCH_TELEMETRY=on turns on the plugin's metrics and installs the OpenTelemetry SDK with no
- * exporter (every span recorded, none sent), the cost `npm run bench:telemetry` measures.
+ * exporter (every span recorded, none sent), the cost `npm run bench:telemetry` measures;
+ * BENCH_TELEMETRY=metrics or tracing turns on only that one.
  */
 
 import type { A2AStore } from '@fastify-a2a/core';
@@ -32,9 +33,9 @@ function storeFor(url: string): A2AStore {
   return new PostgresStore({ connectionString: parsed.toString(), ...(schema ? { schema } : {}) });
 }
 const store = storeFor(storeUrl);
-const telemetry = process.env.BENCH_TELEMETRY === 'on';
+const telemetry = process.env.BENCH_TELEMETRY ?? 'off';
 // Before the plugin registers: it traces when an SDK is installed by then.
-if (telemetry) installTracingWithoutExporter();
+if (telemetry === 'on' || telemetry === 'tracing') installTracingWithoutExporter();
 const app = Fastify({ logger: false });
 
 app.get('/__rss', async (request) => rssReport(wantsGc(request.url)));
@@ -45,7 +46,7 @@ try {
     executor: echoAgent,
     store,
     ...(process.env.BENCH_RETENTION === 'off' ? { retention: false as const } : {}),
-    ...(telemetry ? { metrics: true } : {}),
+    ...(telemetry === 'on' || telemetry === 'metrics' ? { metrics: true } : {}),
   });
   await app.listen(LISTEN);
   const address = app.server.address();

@@ -94,15 +94,27 @@ export class Dispatcher {
    * frames of a stream (the binding encodes each with the codec), or the error to answer with.
    * Never throws.
    */
-  async dispatch(
+  dispatch(
     codec: ProtocolCodec,
     operation: OperationName,
     wireParams: unknown,
     ctx: CallContext,
     root = 'params',
   ): Promise<Dispatched> {
+    // Not async itself: without telemetry a call costs no promise more than before it existed.
+    if (!this.#telemetry.enabled) return this.#dispatch(codec, operation, wireParams, ctx, root, undefined);
+    return this.#dispatchReported(codec, operation, wireParams, ctx, root);
+  }
+
+  /** dispatch() with telemetry on: the request reported around the call, its work in the request's scope. */
+  async #dispatchReported(
+    codec: ProtocolCodec,
+    operation: OperationName,
+    wireParams: unknown,
+    ctx: CallContext,
+    root: string,
+  ): Promise<Dispatched> {
     const telemetry = this.#telemetry;
-    if (!telemetry.enabled) return this.#dispatch(codec, operation, wireParams, ctx, root, undefined);
     const request = telemetry.requestStarted(operation, ctx);
     const report: Report = { params: undefined, result: undefined };
     const dispatched = await telemetry.runInRequest(request, () =>

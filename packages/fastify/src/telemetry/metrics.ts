@@ -8,6 +8,12 @@
 import type { A2AError, BindingName, PushAttemptOutcome, TaskState } from '@fastify-a2a/core';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 
+/** A request's series: its counter and histogram children, found once per label set. */
+interface RequestSeries {
+  count: ReturnType<Counter['labels']>;
+  duration: ReturnType<Histogram['labels']>;
+}
+
 /** Request and turn durations: 1 ms to 2 min. */
 const DURATION_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 /** Store commits and notification hops: 0.1 ms to 5 s. */
@@ -50,6 +56,11 @@ export class A2AMetrics {
   readonly #leaseRenewals: Counter<'outcome'>;
   readonly #workersReaped: Counter;
   readonly #turnsReaped: Counter;
+  /**
+   * The request series by label values: prom-client hashes a label object on every inc() and
+   * observe(); its children do not. Bounded: methods × bindings × versions × outcomes.
+   */
+  readonly #requestSeries = new Map<string, RequestSeries>();
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
@@ -175,8 +186,17 @@ export class A2AMetrics {
   }
 
   request(method: string, binding: BindingName, version: string, outcome: string, seconds: number): void {
-    this.#requests.inc({ method, binding, version, outcome });
-    this.#requestDuration.observe({ method, binding, version }, seconds);
+    const key = `${method} ${binding} ${version} ${outcome}`;
+    let series = this.#requestSeries.get(key);
+    if (series === undefined) {
+      series = {
+        count: this.#requests.labels(method, binding, version, outcome),
+        duration: this.#requestDuration.labels(method, binding, version),
+      };
+      this.#requestSeries.set(key, series);
+    }
+    series.count.inc();
+    series.duration.observe(seconds);
   }
 
   turnStarted(queueWaitSeconds: number): void {
