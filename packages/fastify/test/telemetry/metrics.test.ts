@@ -112,6 +112,27 @@ describe('metrics: GET /metrics', () => {
     expect(await wrong.text()).not.toContain('a2a_');
   });
 
+  it('asks metrics.authorize, on its own path: false answers 403', async () => {
+    app = Fastify({ logger: false });
+    await app.register(a2aPlugin, {
+      agentCard: testCard,
+      executor: async (turn) => turn.complete('x'),
+      retention: false,
+      metrics: {
+        path: '/ops/metrics',
+        authorize: (request) => request.headers['x-operator'] === 'yes',
+        defaultMetrics: false,
+      },
+    });
+    expect((await app.inject({ method: 'GET', url: '/ops/metrics' })).statusCode).toBe(403);
+    const allowed = await app.inject({ method: 'GET', url: '/ops/metrics', headers: { 'x-operator': 'yes' } });
+    expect(allowed.statusCode).toBe(200);
+    const families = parsePrometheusText(allowed.body);
+    expect(families.has('a2a_requests_total')).toBe(true);
+    expect(families.has('process_cpu_seconds_total')).toBe(false);
+    expect((await app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(404);
+  });
+
   it('is off by default (404), and a bad metrics option fails register naming it', async () => {
     app = Fastify({ logger: false });
     await app.register(a2aPlugin, {

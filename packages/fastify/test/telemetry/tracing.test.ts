@@ -152,6 +152,28 @@ describe('tracing', () => {
     expect(get?.parentSpanId).toBeUndefined();
   });
 
+  it('tracing: false traces nothing, even with an SDK installed', async () => {
+    const quiet = Fastify({ logger: false });
+    try {
+      await quiet.register(a2aPlugin, {
+        agentCard: testCard,
+        executor: async (turn) => turn.complete('quiet'),
+        retention: false,
+        tracing: false,
+      });
+      const res = await quiet.inject({
+        method: 'POST',
+        url: '/a2a',
+        headers: { 'content-type': 'application/json', traceparent },
+        payload: rpcBody('message/send', { message: userMessage('untraced') }),
+      });
+      expect(res.json().result.status.state).toBe('completed');
+      expect(spans()).toEqual([]);
+    } finally {
+      await quiet.close();
+    }
+  });
+
   it('a stream: SendStreamingMessage ends with the stream, with the final state', async () => {
     const res = await fetch(`${base}/a2a`, {
       method: 'POST',
