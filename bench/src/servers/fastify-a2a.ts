@@ -4,7 +4,8 @@
  * BENCH_RETENTION=off disables the retention sweep (default: the plugin's default).
  * BENCH_TELEMETRY=on turns on the plugin's metrics and installs the OpenTelemetry SDK with no
  * exporter (every span recorded, none sent), the cost `npm run bench:telemetry` measures;
- * BENCH_TELEMETRY=metrics or tracing turns on only that one.
+ * BENCH_TELEMETRY=metrics or tracing turns on only that one; context installs only the SDK's
+ * AsyncLocalStorage context manager (no tracer, so the plugin does not trace).
  */
 
 import type { A2AStore } from '@fastify-a2a/core';
@@ -15,7 +16,7 @@ import Fastify from 'fastify';
 import { a2aPlugin } from 'fastify-a2a';
 import { demoCard, echoAgent } from '../../../examples/demo/src/agents.js';
 import { fail, LISTEN, rssReport, serve, wantsGc } from './common.js';
-import { installTracingWithoutExporter } from './tracing.js';
+import { installContextManagerOnly, installTracingWithoutExporter } from './tracing.js';
 
 const storeUrl = process.env.BENCH_STORE ?? 'memory:';
 
@@ -36,6 +37,7 @@ const store = storeFor(storeUrl);
 const telemetry = process.env.BENCH_TELEMETRY ?? 'off';
 // Before the plugin registers: it traces when an SDK is installed by then.
 if (telemetry === 'on' || telemetry === 'tracing') installTracingWithoutExporter();
+if (telemetry === 'context') installContextManagerOnly();
 const app = Fastify({ logger: false });
 
 app.get('/__rss', async (request) => rssReport(wantsGc(request.url)));

@@ -7,6 +7,11 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 
+/** The SDK's context manager alone: what AsyncLocalStorage costs (promise hooks on Node 20). */
+export function installContextManagerOnly(): void {
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+}
+
 export function installTracingWithoutExporter(): void {
   trace.setGlobalTracerProvider(new BasicTracerProvider());
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
