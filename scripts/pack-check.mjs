@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 /**
- * `npm run pack:check`: proves the five published packages work as a user gets them, from their
+ * `npm run pack:check`: proves the six published packages work as a user gets them, from their
  * tarballs, outside the workspace.
  *
  * 1. `npm pack` each package into a temp dir. `prepack` builds `dist/` (and `build` deletes the old
  *    one first, so no stale file from a renamed source can ship).
  * 2. `attw` (are the types wrong) on each tarball, with the ESM-only profile: every `exports`
  *    entry must resolve to JavaScript and to declarations under Node 16+ and bundler resolution.
- * 3. A scratch app in a temp dir depends on the five tarballs (`file:`) and on `fastify` from the
+ * 3. A scratch app in a temp dir depends on the six tarballs (`file:`) and on `fastify` from the
  *    registry; `npm install` there. better-sqlite3's install script gets the workspace's own
  *    compiled binary as a "local prebuild" (see `localPrebuild`), so it is not compiled again.
  * 4. Each `exports` target of the installed packages (`types`, `default`, and the workspace-only
@@ -16,7 +16,8 @@
  *    a one-line executor and imports `@fastify-a2a/core/testing`; it is started once per store URL
  *    (`memory:`, `sqlite:<tmp>/a.db`, `postgres://…?schema=<fresh>`), which makes the plugin load
  *    each store package by name from the installed layout. Each run answers the agent card, a
- *    JSON-RPC `message/send` and a REST `POST /v1/message:send`.
+ *    JSON-RPC `message/send` and a REST `POST /v1/message:send`; the app also serves gRPC
+ *    (`@fastify-a2a/grpc`, its .proto files from the tarball) and sends itself one SendMessage.
  *
  * Postgres: `A2A_TEST_POSTGRES_URL` (default postgres://postgres@127.0.0.1:5432/test), as for the
  * tests. The schema is created by the store's migrations and dropped afterwards.
@@ -34,7 +35,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const PACKAGES = ['core', 'store-memory', 'store-sqlite', 'store-postgres', 'fastify'];
+const PACKAGES = ['core', 'store-memory', 'store-sqlite', 'store-postgres', 'fastify', 'grpc'];
 const ATTW = '@arethetypeswrong/cli@0.18.5';
 const POSTGRES_URL_ENV = 'A2A_TEST_POSTGRES_URL';
 const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -131,6 +132,8 @@ const APP = `// Written by scripts/pack-check.mjs: the plugin, from the installe
 import Fastify from 'fastify';
 import { a2aPlugin } from 'fastify-a2a';
 import * as testing from '@fastify-a2a/core/testing';
+import { a2aServiceDefinition, serveGrpc } from '@fastify-a2a/grpc';
+import { credentials, makeGenericClientConstructor, Metadata } from '@grpc/grpc-js';
 
 if (typeof testing.storeConformance !== 'function') {
   throw new Error('@fastify-a2a/core/testing has no storeConformance export');
@@ -145,8 +148,20 @@ await app.register(a2aPlugin, {
     await turn.complete();
   },
 });
+const grpc = await serveGrpc(app, { port: 0 });
 const url = await app.listen({ host: '127.0.0.1', port: 0 });
-process.stdout.write(\`\${JSON.stringify({ url })}\\n\`);
+// The gRPC binding from its tarball (its .proto files included): one SendMessage to itself.
+const Client = makeGenericClientConstructor(a2aServiceDefinition(), 'A2AService');
+const client = new Client(grpc.url, credentials.createInsecure());
+const grpcState = await new Promise((resolve, reject) =>
+  client.sendMessage(
+    { message: { messageId: \`grpc-\${Date.now()}\`, role: 'ROLE_USER', parts: [{ text: 'hi grpc' }] } },
+    new Metadata(),
+    (error, response) => (error ? reject(error) : resolve(response.task?.status?.state)),
+  ),
+);
+client.close();
+process.stdout.write(\`\${JSON.stringify({ url, grpcState })}\\n\`);
 process.once('SIGTERM', () => {
   app.close().then(() => process.exit(0), (error) => {
     console.error(error);
@@ -179,7 +194,8 @@ async function checkExports(appDir, tarballs) {
   for (const { name } of tarballs) {
     const packageDir = join(appDir, 'node_modules', ...name.split('/'));
     const manifest = JSON.parse(await readFile(join(packageDir, 'package.json'), 'utf8'));
-    for (const [entry, conditions] of Object.entries(manifest.exports)) {
+    for (const [entry, given] of Object.entries(manifest.exports)) {
+      const conditions = typeof given === 'string' ? { default: given } : given;
       for (const [condition, target] of Object.entries(conditions)) {
         if (!existsSync(join(packageDir, target))) {
           throw new CheckError(
@@ -213,7 +229,11 @@ function startApp(appDir, store) {
       const line = stdout.split('\n').find((l) => l.startsWith('{"url"'));
       if (line) {
         clearTimeout(timer);
-        resolve(JSON.parse(line).url);
+        const ready = JSON.parse(line);
+        if (ready.grpcState !== 'TASK_STATE_COMPLETED') {
+          reject(new CheckError(`the gRPC SendMessage did not complete (state ${ready.grpcState})`));
+        }
+        resolve(ready.url);
       }
     });
     child.once('exit', (code, signal) => {

@@ -13,6 +13,8 @@
  *   (sustained load) with memory after a GC at the end of each;
  * - send1 (fastify-a2a only): the same send as A2A 1.0's SendMessage (A2A-Version: 1.0), so the
  *   cost of the 1.0 codec is known;
+ * - grpc (fastify-a2a only): the same SendMessage over gRPC, on the listener @fastify-a2a/grpc
+ *   starts in the same process: BENCH_CONNECTIONS calls in flight on one HTTP/2 connection;
  * - get: tasks/get of an existing task;
  * - streams: message/stream `sleep:<hold>` streams held open at once by a raw http client; server
  *   memory before, with all open, after they completed; final events counted.
@@ -22,7 +24,7 @@
  * - BENCH_STREAMS (1000, quick 200), BENCH_STREAM_HOLD_MS (3000 + 3 ms per stream, at least 4000),
  *   BENCH_STREAM_OPEN_CONCURRENCY (256 streams connecting at a time);
  * - BENCH_QUICK=1 for the quick defaults; BENCH_SERVERS / BENCH_SCENARIOS: comma lists to run a
- *   subset (ceiling,sdk,sdk-sqlite,sdk-postgres,memory,sqlite,postgres / send,send1,get,streams);
+ *   subset (ceiling,sdk,sdk-sqlite,sdk-postgres,memory,sqlite,postgres / send,send1,grpc,get,streams);
  * - BENCH_POSTGRES_URL (or A2A_TEST_POSTGRES_URL; default postgres://postgres@127.0.0.1:5432/test).
  *
  * Writes bench/results/<date>.json and regenerates bench/RESULTS.md (a subset run writes only
@@ -36,6 +38,7 @@
  */
 
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ServerProcess, type ServerSpec } from './lib/child.js';
@@ -53,6 +56,7 @@ import {
   today,
   writeFile,
 } from './lib/env.js';
+import { grpcLoad } from './lib/grpc-load.js';
 import { type HttpLoadResult, httpLoad, streamLoad } from './lib/load.js';
 import { samplePostgresWaits } from './lib/postgres-waits.js';
 import { renderProfileSummary, type SourceMaps, summarizeProfile } from './lib/profile.js';
@@ -70,7 +74,7 @@ import type {
 } from './lib/types.js';
 import type { RssReport } from './servers/common.js';
 
-const ALL_SCENARIOS: ScenarioName[] = ['send', 'send1', 'get', 'streams'];
+const ALL_SCENARIOS: ScenarioName[] = ['send', 'send1', 'grpc', 'get', 'streams'];
 
 const quick = process.env.BENCH_QUICK === '1';
 const profile = process.env.BENCH_PROFILE === '1';
@@ -212,6 +216,40 @@ async function runSend1(server: ServerProcess): Promise<GetResult> {
   return { load, before, after };
 }
 
+/**
+ * The send1 scenario over gRPC (SendMessage on `lf.a2a.v1.A2AService`), on the same process, agent
+ * and store: the difference from send1 is what gRPC framing and protobuf cost against JSON-RPC and
+ * ProtoJSON text.
+ */
+async function runGrpc(server: ServerProcess, target: string): Promise<GetResult> {
+  const run = randomSuffix();
+  let n = 0;
+  const request = () => ({
+    message: { messageId: `m-${run}-grpc-${n++}`, role: 'ROLE_USER', parts: [{ text: config.echoText }] },
+  });
+  const verify = (response: Record<string, unknown>) =>
+    (response.task as { status?: { state?: string } } | undefined)?.status?.state === 'TASK_STATE_COMPLETED';
+  const load = { target, method: 'SendMessage', request, concurrency: config.connections, verify };
+  await grpcLoad({ ...load, duration: config.warmupS });
+  const before = await server.memory(true);
+  const measured = await grpcLoad({ ...load, duration: config.durationS });
+  return { load: measured, before, after: await server.memory(true) };
+}
+
+/** A loopback port nothing listens on right now (for a server's second listener). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
+
 async function runStreams(server: ServerProcess): Promise<StreamsResult> {
   const run = randomSuffix();
   const before = await server.memory(true);
@@ -299,6 +337,11 @@ async function benchServer(
         if (kind !== 'fastify-a2a') continue;
         result.send1 = await runSend1(server);
         logLoad(spec.name, 'SendMessage (A2A 1.0)', result.send1.load);
+      } else if (scenario === 'grpc') {
+        const grpcPort = spec.env?.BENCH_GRPC_PORT;
+        if (kind !== 'fastify-a2a' || grpcPort === undefined) continue;
+        result.grpc = await runGrpc(server, `127.0.0.1:${grpcPort}`);
+        logLoad(spec.name, 'SendMessage over gRPC (A2A 1.0)', result.grpc.load);
       } else if (scenario === 'get') {
         result.get = await runGet(server, spec);
         logLoad(spec.name, 'tasks/get', result.get.load);
@@ -400,7 +443,12 @@ async function main(): Promise<void> {
     },
     {
       kind: 'fastify-a2a',
-      spec: { name: 'memory', label: 'fastify-a2a, memory', entry: 'fastify-a2a.ts', env: { BENCH_STORE: 'memory:' } },
+      spec: {
+        name: 'memory',
+        label: 'fastify-a2a, memory',
+        entry: 'fastify-a2a.ts',
+        env: { BENCH_STORE: 'memory:', BENCH_GRPC_PORT: String(await freePort()) },
+      },
     },
     {
       kind: 'fastify-a2a',
@@ -408,7 +456,7 @@ async function main(): Promise<void> {
         name: 'sqlite',
         label: 'fastify-a2a, SQLite',
         entry: 'fastify-a2a.ts',
-        env: { BENCH_STORE: `sqlite:${join(tmp, 'bench.db')}` },
+        env: { BENCH_STORE: `sqlite:${join(tmp, 'bench.db')}`, BENCH_GRPC_PORT: String(await freePort()) },
       },
     },
     {
@@ -417,7 +465,7 @@ async function main(): Promise<void> {
         name: 'postgres',
         label: 'fastify-a2a, Postgres',
         entry: 'fastify-a2a.ts',
-        env: { BENCH_STORE: pgUrl.toString() },
+        env: { BENCH_STORE: pgUrl.toString(), BENCH_GRPC_PORT: String(await freePort()) },
       },
     },
   ];

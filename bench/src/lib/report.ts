@@ -319,6 +319,23 @@ export function renderResults(result: RunResult): string {
     'The 1.0 window runs after the 0.3 ones, on a store that already holds their tasks; on the durable stores that makes it slightly slower for reasons other than the codec.',
     '',
   );
+  push('## A2A 1.0 SendMessage over gRPC beside JSON-RPC', '');
+  push(
+    `The 1.0 send again over gRPC (\`lf.a2a.v1.A2AService/SendMessage\`, @fastify-a2a/grpc), on the listener the same server process runs beside Fastify, right after the JSON-RPC window: same agent, store and turn, so the ratio is what gRPC framing and binary protobuf cost or save against JSON-RPC and ProtoJSON text. ${c.connections} calls in flight on one HTTP/2 connection (the JSON-RPC load uses ${c.connections} HTTP/1.1 connections), ${c.durationS} s.`,
+    '',
+  );
+  push(
+    '| server | 1.0 JSON-RPC req/s | 1.0 gRPC req/s | gRPC vs JSON-RPC | JSON-RPC p99 ms | gRPC p99 ms | errors (gRPC) |',
+    '| --- | ---: | ---: | ---: | ---: | ---: | --- |',
+  );
+  for (const s of servers.filter((x) => x.kind === 'fastify-a2a')) {
+    const jsonRpc = s.send1?.load;
+    const grpc = s.grpc?.load;
+    push(
+      `| ${s.label} | ${fmt(jsonRpc?.reqPerSec)} | ${fmt(grpc?.reqPerSec)} | ${ratio(grpc?.reqPerSec, jsonRpc?.reqPerSec)} | ${fmt(jsonRpc?.latencyMs.p99, 1)} | ${fmt(grpc?.latencyMs.p99, 1)} | ${grpc ? errorsOf(grpc) : 'not run'} |`,
+    );
+  }
+  push('');
   httpTable(
     'get',
     'tasks/get (existing task)',

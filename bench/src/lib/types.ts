@@ -4,7 +4,7 @@ import type { RssReport } from '../servers/common.js';
 import type { MachineInfo, RepoInfo } from './env.js';
 import type { HttpLoadResult, StreamLoadResult } from './load.js';
 
-export type ScenarioName = 'send' | 'send1' | 'get' | 'streams';
+export type ScenarioName = 'send' | 'send1' | 'grpc' | 'get' | 'streams';
 export interface RunConfig {
   quick: boolean;
   warmupS: number;
@@ -66,6 +66,8 @@ export interface ServerResult {
   send?: SendResult;
   /** fastify-a2a only: the same blocking send as A2A 1.0's SendMessage (A2A-Version: 1.0). */
   send1?: GetResult;
+  /** fastify-a2a only: the same A2A 1.0 SendMessage over gRPC, on the same process (@fastify-a2a/grpc). */
+  grpc?: GetResult;
   get?: GetResult;
   streams?: StreamsResult;
   error?: string;

@@ -1,7 +1,8 @@
 /**
  * fastify-a2a with the demo echo agent (examples/demo) on the store BENCH_STORE names (memory:,
  * sqlite:<path>, postgres://…?schema=…), as a separate process so its RSS is its own.
- * BENCH_RETENTION=off disables the retention sweep (default: the plugin's default).
+ * BENCH_RETENTION=off disables the retention sweep (default: the plugin's default). BENCH_GRPC_PORT:
+ * also serve the gRPC binding (@fastify-a2a/grpc) on that loopback port, on the same agent.
  * BENCH_TELEMETRY=on turns on the plugin's metrics and installs the OpenTelemetry SDK with no
  * exporter (every span recorded, none sent), the cost `npm run bench:telemetry` measures;
  * BENCH_TELEMETRY=metrics or tracing turns on only that one; context installs only the SDK's
@@ -9,6 +10,7 @@
  */
 
 import type { A2AStore } from '@fastify-a2a/core';
+import { serveGrpc } from '@fastify-a2a/grpc';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { PostgresStore } from '@fastify-a2a/store-postgres';
 import { SqliteStore } from '@fastify-a2a/store-sqlite';
@@ -50,6 +52,7 @@ try {
     ...(process.env.BENCH_RETENTION === 'off' ? { retention: false as const } : {}),
     ...(telemetry === 'on' || telemetry === 'metrics' ? { metrics: true } : {}),
   });
+  if (process.env.BENCH_GRPC_PORT) await serveGrpc(app, { port: Number(process.env.BENCH_GRPC_PORT) });
   await app.listen(LISTEN);
   const address = app.server.address();
   serve(typeof address === 'object' && address ? address.port : 0, () => app.close());

@@ -5,14 +5,17 @@
  * A2A_LEASE_TTL_MS (how soon a crashed worker's tasks are failed), LOG_LEVEL; authentication:
  * A2A_AUTH_TOKENS ("alice:tok-a,bob:tok-b"), A2A_JWKS_URL with A2A_JWT_ISSUER and A2A_JWT_AUDIENCE
  * (see auth.ts); push notifications: A2A_PUSH_ALLOWED_HOSTS, A2A_PUSH_ALLOWED_CIDRS,
- * A2A_PUSH_THROTTLE_MS (see push.ts); operators: A2A_MONITOR_TOKEN, OTEL_EXPORTER_OTLP_ENDPOINT
- * (see telemetry.ts).
+ * A2A_PUSH_THROTTLE_MS (see push.ts); gRPC: A2A_GRPC_PORT serves A2A 1.0 over gRPC on
+ * 127.0.0.1:<port> beside HTTP (see grpc.ts); the operators' monitor: A2A_MONITOR_TOKEN (see monitor.ts,
+ * telemetry.ts); OTEL_EXPORTER_OTLP_ENDPOINT (see telemetry.ts).
  */
 
 import Fastify from 'fastify';
 import { a2aPlugin, redact } from 'fastify-a2a';
 import { type DemoAgentName, demoAgents, demoCard, demoOptions } from './agents.js';
 import { type DemoAuth, demoAuth, isLoopback } from './auth.js';
+import { demoGrpc } from './grpc.js';
+import { demoMonitor, monitorSummary } from './monitor.js';
 import { demoPush, pushSummary } from './push.js';
 import { demoMetrics, startDemoTracing, telemetrySummary } from './telemetry.js';
 
@@ -29,7 +32,9 @@ if (!(agentName in demoAgents)) {
 const card = demoCard(agentName);
 let auth: DemoAuth;
 let push: ReturnType<typeof demoPush>;
+let monitor: ReturnType<typeof demoMonitor>;
 try {
+  monitor = demoMonitor(process.env);
   auth = demoAuth(process.env, card);
   // The tck agent keeps push off: the A2A TCK's own push tests post to receivers it runs on
   // loopback, which the SSRF guard refuses, and its expectations of a push-less agent are tested.
@@ -43,6 +48,7 @@ try {
 const tracing = startDemoTracing(process.env);
 const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' } });
 if (tracing !== undefined) app.addHook('onClose', () => tracing.shutdown());
+let grpcSummary = '';
 try {
   await app.register(a2aPlugin, {
     agentCard: card,
@@ -55,7 +61,9 @@ try {
     ...(process.env.A2A_LEASE_TTL_MS ? { leaseTtlMs: Number(process.env.A2A_LEASE_TTL_MS) } : {}),
     ...push,
     ...demoMetrics(process.env),
+    ...monitor,
   });
+  grpcSummary = await demoGrpc(app, process.env);
   await app.listen({ host, port });
 } catch (error) {
   // Configuration and connection problems carry a message that names the fix; no stack needed.
@@ -64,7 +72,7 @@ try {
 }
 const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 console.log(
-  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)}; ${telemetrySummary(process.env, tracing)})`,
+  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)}; ${monitorSummary(monitor)}; ${telemetrySummary(process.env, tracing)}${grpcSummary})`,
 );
 if (auth.authenticate === undefined && !isLoopback(host)) {
   console.warn(

@@ -104,6 +104,7 @@ function inherited(): NodeJS.ProcessEnv {
     'A2A_PUSH_ALLOWED_HOSTS',
     'A2A_PUSH_ALLOWED_CIDRS',
     'A2A_PUSH_THROTTLE_MS',
+    'A2A_GRPC_PORT',
   ])
     delete env[name];
   return env;

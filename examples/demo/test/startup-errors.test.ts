@@ -31,6 +31,15 @@ describe('the demo on a store it cannot use', () => {
     expect(`${demo.stdout()}${demo.stderr()}`).not.toContain('s3cret-password');
   });
 
+  it('exits non-zero on an A2A_GRPC_PORT that is not a port, naming the variable', async () => {
+    const demo = await spawnDemo({ A2A_STORE: 'memory:', A2A_GRPC_PORT: 'nope' });
+    const exit = await demo.exited;
+    expect(exit.code).toBe(1);
+    expect(demo.stderr().trim()).toBe(
+      'Could not start the demo: A2A_GRPC_PORT must be a port number from 1 to 65535; got "nope".',
+    );
+  });
+
   it('exits non-zero on an unknown DEMO_AGENT, naming the choices', async () => {
     const demo = await spawnDemo({ A2A_STORE: 'memory:', DEMO_AGENT: 'nope' });
     const exit = await demo.exited;

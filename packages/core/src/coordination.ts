@@ -46,6 +46,38 @@ export interface ExpiredWorker {
   turns: TurnTicket[];
 }
 
+/**
+ * One start of a worker process, recorded with its lease (see {@link CoordinationStore.joinWorker}):
+ * what an operator needs to find it, and the incarnation that tells a worker restarted under the
+ * same `workerId` from the process that held that id before.
+ */
+export interface WorkerDescription {
+  /** A fresh random id per process start: a worker id may be reused by the next start, this never is. */
+  incarnation: string;
+  /** The host name the process runs on. */
+  host: string;
+  /** Its process id on that host. */
+  pid: number;
+  /** When it started (epoch ms, its clock). */
+  startedAt: number;
+}
+
+/** A worker holding a lease, as {@link CoordinationStore.listWorkers} lists it. */
+export interface WorkerRecord {
+  workerId: string;
+  /** Epoch ms its lease runs until. */
+  leaseUntil: number;
+  /** Epoch ms of its last heartbeat (the store's clock). */
+  lastHeartbeat: number;
+  /**
+   * Who it is; `null` for a lease written by heartbeat() alone (a worker of an earlier release, or
+   * one whose row a reaper had claimed and that heartbeated again).
+   */
+  description: WorkerDescription | null;
+  /** Its turns still queued or running, in queue order (running ones first within each context). */
+  turns: TurnTicket[];
+}
+
 export interface MessageIndexEntry {
   taskId: string;
   contextId: string;
@@ -92,6 +124,35 @@ export interface CoordinationStore {
    * calls finishTurn() for each.
    */
   claimExpiredWorkers(now: number, exceptWorkerId?: string, ctx?: StoreCallContext): Promise<ExpiredWorker[]>;
+
+  /**
+   * Takes the lease of `workerId` for a new start of a process, recording `description`, and tells
+   * whether another start held that worker id before: a worker restarted under a fixed `workerId`
+   * within the lease TTL would otherwise renew its predecessor's lease and never reap its turns.
+   *
+   * Atomically: when a lease row of `workerId` exists whose incarnation is not
+   * `description.incarnation` (or that has none), it returns that predecessor, with its
+   * `lastHeartbeat` and every turn queued under `workerId` (the new start has enqueued none yet: it
+   * calls this before taking work), whether or not its lease has run out; the turns stay queued, and
+   * the caller fails their tasks and finishes them as a reaper does a dead worker's. In every case
+   * the row then holds the new lease (`leaseUntil`, last heartbeat now) and `description`. Called
+   * again with the same incarnation it only renews (and returns `undefined`), as does a first start.
+   *
+   * Present when `supports.cluster`.
+   */
+  joinWorker?(
+    workerId: string,
+    leaseUntil: number,
+    description: WorkerDescription,
+    ctx?: StoreCallContext,
+  ): Promise<ExpiredWorker | undefined>;
+
+  /**
+   * Every worker holding a lease row (expired ones included until a reaper claims them), ordered
+   * by worker id, each with its description and its queued turns. For monitoring. Present when
+   * `supports.cluster`.
+   */
+  listWorkers?(ctx?: StoreCallContext): Promise<WorkerRecord[]>;
 
   /** Deletes the worker's lease row (graceful shutdown, after its turns were finished). */
   removeWorker(workerId: string, ctx?: StoreCallContext): Promise<void>;

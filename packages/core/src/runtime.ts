@@ -3,8 +3,10 @@
 export type { StreamSignal } from './protocol/context.js';
 export type { StreamFrame } from './protocol/operations.js';
 export { notificationHeaders, PUSH_DEFAULTS } from './runtime/jobs/push.js';
+export { OperatorActions } from './runtime/operator.js';
 export type {
   A2ARuntimeOptions,
+  InterruptedExpiryOptions,
   PushOptions,
   RetentionOptions,
   RuntimeLogger,

@@ -265,6 +265,25 @@ export interface StoreCapabilities {
    * `listTasks`: absent means false.
    */
   push?: boolean;
+  /**
+   * listInterruptedTasks() finds interrupted tasks by age, for the runtime's `interruptedExpiry`.
+   * Optional like `listTasks`: absent means false (the runtime then refuses the option).
+   */
+  interruptedTasks?: boolean;
+  /**
+   * The cluster-wide view an operator's monitor reads is present: {@link CoordinationStore.joinWorker},
+   * {@link CoordinationStore.listWorkers} and {@link EventNotifier.subscribeAll}. Optional like
+   * `listTasks`: absent means false.
+   */
+  cluster?: boolean;
+}
+
+/** What {@link TaskStore.listInterruptedTasks} selects. */
+export interface InterruptedTasksQuery {
+  /** Only tasks whose status timestamp ({@link statusTimestampOf}) is strictly before this, in epoch ms. */
+  before: number;
+  /** At most this many records: an integer ≥ 1. */
+  limit: number;
 }
 
 export type Unsubscribe = () => void;
@@ -342,6 +361,18 @@ export interface TaskStore {
    * Records are copies, like getTask's; trimming history and artifacts is the caller's job.
    */
   listTasks?(query: TaskListQuery, ctx?: StoreCallContext): Promise<TaskListPage>;
+
+  /**
+   * Tasks (of every owner) waiting in an interrupted state (§6.3: input-required, auth-required)
+   * since before `query.before`: their status timestamp ({@link statusTimestampOf}) is strictly
+   * less. Oldest first, equal timestamps by task id ascending (code points), at most `query.limit`.
+   * A task without a status timestamp never matches (its age is unknown). Only this store's
+   * namespace. Present when `supports.interruptedTasks`; the runtime's interrupted-task expiry
+   * reads it, then ends each task with a version-checked commit (so a task answered meanwhile, or
+   * expired by another worker, is left alone). The SQL stores read it from the index on
+   * (state, status timestamp) that ListTasks uses. Records are copies.
+   */
+  listInterruptedTasks?(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]>;
 }
 
 export interface ContextStore {
@@ -359,6 +390,19 @@ export interface EventNotifier {
    * late: subscribers read the log with `readEvents` and never trust a notification for content.
    */
   subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe;
+
+  /**
+   * Calls `listener` with a task id and a sequence number after events of any task of this
+   * namespace are committed (by this process or, when `supports.crossProcess`, by any), with the
+   * same looseness as {@link subscribe}: coalesced, repeated, late, and seq 0 meaning only "look
+   * again". A commit the store was told no other process can know of
+   * ({@link CommitRequest.unknownElsewhere}) may reach other processes' listeners only with the
+   * task's next commit. Notifications lost while a store could not listen (a dropped LISTEN
+   * connection) are not replayed: a reader that must see every change reads the store again after
+   * {@link subscribeAll} listeners are told `('', 0)`, which a store sends when it may have missed
+   * some. Present when `supports.cluster`.
+   */
+  subscribeAll?(listener: (taskId: string, seq: number) => void): Unsubscribe;
 }
 
 // ---- Push notifications (A2A 0.3 §6.8–6.10, §9.5; A2A 1.0 TaskPushNotificationConfig) ----

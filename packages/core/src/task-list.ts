@@ -8,6 +8,7 @@ import { A2AError } from './errors.js';
 import { withHistoryLength } from './model/task-state.js';
 import type { ListTasksParams, ListTasksResult, Task, TaskState } from './model/types.js';
 import type { CallContext } from './protocol/context.js';
+import { ownerOf } from './runtime/ownership.js';
 import type { TaskListCursor, TaskListPage, TaskListQuery } from './store.js';
 
 /** A2A 1.0 ListTasksRequest.pageSize: the default, and the bounds of what a client may ask for. */
@@ -75,9 +76,9 @@ export function taskListRequest(params: ListTasksParams, ctx: CallContext): Task
   if (contextId !== undefined) query.contextId = contextId;
   if (status !== undefined) query.state = status;
   if (since !== undefined) query.statusTimestampAfter = since;
-  // Only the caller's own tasks (their owner is the principal that created them; an anonymous
-  // caller lists the tasks created anonymously).
-  query.owner = ctx.principal?.id ?? null;
+  // Only the caller's own tasks (their owner is the principal that created them, within the tenant
+  // the call names; an anonymous caller lists the tasks created anonymously).
+  query.owner = ownerOf(ctx) ?? null;
   const scope = scopeOf(query, ctx);
   const after = cursorOf(params.pageToken, scope);
   if (after !== undefined) query.after = after;

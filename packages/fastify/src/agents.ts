@@ -4,8 +4,11 @@
  * of its own.
  */
 
-import type { A2ARuntime, A2AStore, AgentCard, Dispatcher } from '@fastify-a2a/core';
+import type { A2ARuntime, A2AStore, AgentCard, Dispatcher, Principal, SupportedInterface } from '@fastify-a2a/core';
 import { A2AError } from '@fastify-a2a/core';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Authentication } from './auth/authentication.js';
+import type { CardCache } from './card.js';
 
 export interface A2AAgent {
   /** The route prefix the agent is served under (`''` for the root). */
@@ -19,6 +22,20 @@ export interface A2AAgent {
    * @default the plugin's `baseUrl` option, else `http://localhost`
    */
   card(baseUrl?: string): AgentCard;
+  /**
+   * Lists an interface served beside Fastify, by a listener of its own (`@fastify-a2a/grpc`'s), in
+   * the card's `supportedInterfaces` (A2A 1.0 §4.4.1), public and extended. Returns the function
+   * that removes it again.
+   */
+  addInterface(supportedInterface: SupportedInterface): () => void;
+  /**
+   * Authenticates a call that reached the agent through a listener other than Fastify's, with the
+   * plugin's `authenticate` option: its credentials under HTTP header names (lowercase). Resolves
+   * to the caller, or undefined when the agent is open.
+   * @throws {A2AError} refusing the call as an HTTP request would be: UNAUTHENTICATED (401),
+   *   UNAVAILABLE (the credentials could not be checked) or INTERNAL.
+   */
+  authenticate(headers: Readonly<Record<string, string | undefined>>, callId: string): Promise<Principal | undefined>;
 }
 
 export class A2AAgents {
@@ -82,6 +99,36 @@ export class A2AAgents {
   #list(): string {
     return [...this.#agents.keys()].map((p) => JSON.stringify(p)).join(', ');
   }
+}
+
+/** {@link A2AAgent.addInterface}: the interface joins the list the cards are built with, and cards made before are forgotten. */
+export function addInterface(
+  interfaces: SupportedInterface[],
+  cards: CardCache,
+  supportedInterface: SupportedInterface,
+): () => void {
+  const added = { ...supportedInterface };
+  interfaces.push(added);
+  cards.clear();
+  return () => {
+    const index = interfaces.indexOf(added);
+    if (index < 0) return;
+    interfaces.splice(index, 1);
+    cards.clear();
+  };
+}
+
+/** {@link A2AAgent.authenticate} with the plugin's authentication (undefined when the agent is open). */
+export async function authenticateHeaders(
+  authentication: Authentication | undefined,
+  headers: Readonly<Record<string, string | undefined>>,
+  callId: string,
+  log: FastifyBaseLogger,
+): Promise<Principal | undefined> {
+  if (authentication === undefined) return undefined;
+  const outcome = await authentication.authenticateHeaders(headers, callId, log);
+  if ('id' in outcome) return outcome;
+  throw outcome.error;
 }
 
 declare module 'fastify' {

@@ -3,11 +3,14 @@
  * so the card declares exactly that. Its URLs start from a base URL that no client can choose.
  */
 
+import { createHash } from 'node:crypto';
 import {
   A2A_0_3_VERSION,
   type AgentCard,
+  cardOut1_0,
   type DeclaredCapabilities,
   type SecurityScheme,
+  type SupportedInterface,
   securityRequirementsOut1_0,
   securitySchemeOut1_0,
 } from '@fastify-a2a/core';
@@ -28,6 +31,11 @@ export interface CardFeatures {
   capabilities: DeclaredCapabilities;
   /** The schemes the `authenticate` option accepts, and `security` naming each as an alternative. */
   security?: { securitySchemes: Record<string, SecurityScheme>; security: Record<string, string[]>[] } | undefined;
+  /**
+   * Interfaces served by listeners beside Fastify (a gRPC server, say), listed after the plugin's
+   * own in `supportedInterfaces`: added and removed while the server runs ({@link A2AAgent.addInterface}).
+   */
+  extraInterfaces?: readonly SupportedInterface[];
 }
 
 /** The features of a registration with no authentication, push or extended card. */
@@ -82,6 +90,7 @@ export function buildCard(
     if (restUrl !== undefined)
       card.supportedInterfaces.push({ url: restUrl, protocolBinding: 'HTTP+JSON', protocolVersion });
   }
+  card.supportedInterfaces.push(...(features.extraInterfaces ?? []));
   card.capabilities.extendedAgentCard = capabilities.extendedAgentCard;
   return card;
 }
@@ -126,9 +135,51 @@ export function publicBase(request: FastifyRequest, baseUrl: string | undefined)
   return `${request.protocol}://${address.includes(':') ? `[${address}]` : address}:${localPort}`;
 }
 
-/** The card and its JSON per base URL, made once each (bounded: only a trusting proxy varies the base). */
+/**
+ * Which shape of the card a client is served (the `agentCardVersions` option, issue 23):
+ * - `combined`: 0.3's fields with 1.0's beside them ({@link servedCardJson}), read by both;
+ * - `1.0`: 1.0's AgentCard alone, which a client validating against 1.0's schema (which allows
+ *   no other members) accepts;
+ * - `0.3`: 0.3's AgentCard alone.
+ */
+export type CardShape = 'combined' | '1.0' | '0.3';
+
+/** The card in 1.0's shape alone, every member 1.0 requires present (ProtoJSON would leave out empty lists). */
+export function card1_0Json(card: AgentCard): string {
+  const out = cardOut1_0(card, card.supportedInterfaces ?? []) as Record<string, unknown>;
+  return JSON.stringify({
+    ...out,
+    supportedInterfaces: out.supportedInterfaces ?? [],
+    defaultInputModes: card.defaultInputModes,
+    defaultOutputModes: card.defaultOutputModes,
+    skills: out.skills ?? [],
+  });
+}
+
+/** The card in 0.3's shape alone: without 1.0's `supportedInterfaces` and `capabilities.extendedAgentCard`. */
+export function card0_3Json(card: AgentCard): string {
+  const { supportedInterfaces: _interfaces, capabilities, ...rest } = card;
+  const { extendedAgentCard: _extended, ...capabilities0_3 } = capabilities as typeof capabilities & {
+    extendedAgentCard?: boolean;
+  };
+  return JSON.stringify({ ...rest, capabilities: capabilities0_3 });
+}
+
+/** One served form of the card: its JSON and the validator a cache revalidates it with. */
+export interface ServedCard {
+  card: AgentCard;
+  json: string;
+  /** A strong ETag of `json` (RFC 9110 §8.8.3), quoted. */
+  etag: string;
+}
+
+function served(card: AgentCard, json: string): ServedCard {
+  return { card, json, etag: `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"` };
+}
+
+/** The card and its JSON per base URL and shape, made once each (bounded: only a trusting proxy varies the base). */
 export class CardCache {
-  readonly #entries = new Map<string, { card: AgentCard; json: string }>();
+  readonly #entries = new Map<string, ServedCard>();
 
   constructor(
     private readonly input: AgentCardInput,
@@ -136,12 +187,19 @@ export class CardCache {
     private readonly features: CardFeatures = BASIC_FEATURES,
   ) {}
 
-  get(base: string): { card: AgentCard; json: string } {
-    let entry = this.#entries.get(base);
+  /** Forgets every card made: the features changed (an interface was added or removed). */
+  clear(): void {
+    this.#entries.clear();
+  }
+
+  get(base: string, shape: CardShape = 'combined'): ServedCard {
+    const key = `${shape} ${base}`;
+    let entry = this.#entries.get(key);
     if (entry === undefined) {
       const card = buildCard(this.input, base, this.paths, this.features);
-      entry = { card, json: servedCardJson(card) };
-      if (this.#entries.size < 64) this.#entries.set(base, entry);
+      const json = shape === '1.0' ? card1_0Json(card) : shape === '0.3' ? card0_3Json(card) : servedCardJson(card);
+      entry = served(card, json);
+      if (this.#entries.size < 192) this.#entries.set(key, entry);
     }
     return entry;
   }

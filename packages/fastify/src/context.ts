@@ -128,6 +128,17 @@ export class RequestContext implements CallContext {
   }
 }
 
+/**
+ * The request of a call, for the application's callbacks (the extended card's function): the
+ * Fastify request, or the stand-in a listener beside Fastify puts on its context as `request` (the
+ * gRPC binding's: the metadata as `headers`, `id`, `log`).
+ */
+export function requestOf(ctx: CallContext): FastifyRequest | undefined {
+  if (ctx instanceof RequestContext) return ctx.request;
+  const standIn = (ctx as { request?: unknown }).request;
+  return standIn !== null && typeof standIn === 'object' ? (standIn as FastifyRequest) : undefined;
+}
+
 /** Whether the client reads `text/event-stream` (the `Accept` header names it, or any type). */
 export function acceptsEventStream(request: FastifyRequest): boolean {
   const accept = request.headers.accept;

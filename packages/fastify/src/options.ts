@@ -10,6 +10,7 @@ import type {
   AgentCard,
   AgentExecutorLike,
   AuthorizeHook,
+  InterruptedExpiryOptions,
   Principal,
   PushOptions,
   RetentionOptions,
@@ -17,7 +18,10 @@ import type {
 import { A2AError } from '@fastify-a2a/core';
 import type { FastifyRequest } from 'fastify';
 import type { AuthenticateOption } from './auth/authentication.js';
+import { checkCardFields, readCardFile } from './card-file.js';
+import { checkMonitorOption, type MonitorOptions } from './monitor/options.js';
 import { checkMetrics, type MetricsOptions } from './telemetry/options.js';
+import type { TenantCheck } from './tenants.js';
 
 /** The parts of an agent card the application decides; the plugin fills in the rest (§5.5). */
 export type AgentCardInput = Omit<
@@ -44,8 +48,34 @@ export type ExtendedAgentCardOption =
   | ((principal: Principal, request: FastifyRequest) => Partial<AgentCardInput> | Promise<Partial<AgentCardInput>>);
 
 export interface A2APluginOptions {
-  /** The agent's card: name, description, version, skills… `url`, `protocolVersion` and `capabilities` are filled in. */
-  agentCard: AgentCardInput;
+  /**
+   * The agent's card: name, description, version, skills… `url`, `protocolVersion` and
+   * `capabilities` are filled in. Or the path of a JSON file holding those fields (relative to the
+   * working directory), read and checked at `register`.
+   */
+  agentCard: AgentCardInput | string;
+  /**
+   * The card shapes served at the well-known URL (issue 23). `['1.0', '0.3']`: one card both
+   * versions' clients read (0.3's fields with 1.0's beside them), and 1.0's card alone for a
+   * request carrying `A2A-Version: 1.0` or later; `['1.0']`: 1.0's card alone, which a client
+   * validating against 1.0's AgentCard schema accepts; `['0.3']`: 0.3's card alone. Both versions
+   * are served on the bindings either way. @default ['1.0', '0.3']
+   */
+  agentCardVersions?: readonly ('1.0' | '0.3')[];
+  /**
+   * `Cache-Control: public, max-age=<this>` on the card (A2A 1.0 §8.6.1), with an `ETag` that a
+   * client's `If-None-Match` turns into 304. 0 sends `no-cache` (caches revalidate every time).
+   * @default 300
+   */
+  agentCardMaxAgeSeconds?: number;
+  /**
+   * The versions whose messages are checked against the card's input modes: a part whose media
+   * type is in neither the card's `defaultInputModes` nor any skill's `inputModes` is refused with
+   * ContentTypeNotSupported (-32005; HTTP 415 on HTTP+JSON). Text parts count as `text/plain`, data
+   * parts as `application/json`, unless they name another media type (1.0); a file part without
+   * one is accepted. `[]` turns the check off. @default ['1.0']
+   */
+  validateInputModes?: readonly ('1.0' | '0.3')[];
   /** Runs the agent's turns: an object with `execute(turn)` or that function itself. */
   executor: AgentExecutorLike;
   /**
@@ -102,9 +132,12 @@ export interface A2APluginOptions {
   /**
    * What a message gets whose `messageId` its caller already used for different content: `'reject'`
    * (-32602; a retry must resend the message unchanged) or `'replay'` (the original task, like a
-   * retry: what the A2A TCK's concurrency tests expect). @default 'reject'
+   * retry: what the A2A TCK's concurrency tests expect). `'ignore'`: message ids are not used to
+   * recognise retries at all, every message is new (as the official SDKs behave; A2A 1.0 §3.3.1
+   * makes deduplication a MAY), so a client retrying after a lost answer runs the agent twice.
+   * @default 'reject'
    */
-  messageIdReuse?: 'reject' | 'replay';
+  messageIdReuse?: 'reject' | 'replay' | 'ignore';
   /**
    * `true`: every new task is written before its agent runs, so a messageId sent twice at the same
    * moment (a hedged request on two workers) never starts the agent twice. `false`: a blocking
@@ -114,6 +147,30 @@ export interface A2APluginOptions {
   createTaskBeforeRun?: boolean;
   /** Fails a turn that runs longer than this many ms. @default undefined (no limit) */
   turnTimeoutMs?: number;
+  /**
+   * The longest a blocking message/send (1.0 SendMessage without `returnImmediately`) waits for
+   * its turn; then it answers with the task as it is (`submitted`/`working`) and the client polls
+   * (tasks/get) or subscribes for the rest. Set it below your load balancer's idle timeout. See
+   * docs/lifecycle.md. @default undefined (wait until the turn settles, as A2A says)
+   */
+  blockingSendMaxWaitMs?: number;
+  /**
+   * Tenants (A2A 1.0 §11.4: `/{tenant}/…` on HTTP+JSON, the `tenant` field on JSON-RPC). `true`:
+   * every tenant is served, each isolated (its tasks, contexts, push configs and listing are "not
+   * found" from another tenant, as from another principal); `false`: a call naming a tenant is
+   * refused (-32602 / HTTP 400) saying this agent does not use tenants; a function
+   * `(tenant, ctx, request) => boolean` validates or authorises the tenant of each call (`false`:
+   * PERMISSION_DENIED, HTTP 403). See docs/lifecycle.md. @default true
+   */
+  tenants?: boolean | TenantCheck;
+  /**
+   * Expiry of interrupted tasks: a task left in `input-required` or `auth-required` for longer than
+   * `ttlMs` (since its status timestamp) is moved to `failed` with a status message saying so, and
+   * its context is freed with it (retention purges both later). Each worker looks every
+   * `sweepIntervalMs` (default: the smaller of ttlMs and 60 s); each task is expired once. See
+   * docs/lifecycle.md. @default undefined (interrupted tasks wait for good)
+   */
+  interruptedExpiry?: InterruptedExpiryOptions;
   /** SSE comment sent this often so proxies keep idle streams open. 0 disables it. @default 15000 */
   heartbeatIntervalMs?: number;
   /** Largest accepted request body in bytes. @default 10485760 (10 MiB) */
@@ -184,6 +241,13 @@ export interface A2APluginOptions {
    * turns them off even then. @default true
    */
   tracing?: boolean;
+  /**
+   * The operators' monitor: every owner's tasks, every worker of the store, a live events stream
+   * and page, and actions (cancel, fail a stuck turn, release a queue slot, retry a push delivery)
+   * at `<prefix>/monitor`. Off unless given; `authorize` (the operator check) is required. See
+   * docs/monitor.md. @default undefined (off)
+   */
+  monitor?: MonitorOptions;
 }
 
 interface OptionSpec<T> {
@@ -215,16 +279,14 @@ const stringList =
 const positiveInteger = (value: unknown): string | undefined =>
   Number.isSafeInteger(value) && (value as number) > 0 ? undefined : 'must be a positive whole number';
 
+const versionList = (value: unknown): boolean =>
+  Array.isArray(value) && value.every((v) => v === '1.0' || v === '0.3') && new Set(value).size === value.length;
+
 function checkCard(value: unknown): string | undefined {
+  if (typeof value === 'string')
+    return value.trim() === '' ? 'must be the card (an object) or a JSON file path' : undefined;
   if (value === null || typeof value !== 'object') return 'is required: { name, description, version, … }';
-  const card = value as Record<string, unknown>;
-  for (const field of ['name', 'description', 'version']) {
-    if (typeof card[field] !== 'string' || card[field] === '') return `.${field} must be a non-empty string`;
-  }
-  for (const field of ['url', 'protocolVersion', 'preferredTransport', 'additionalInterfaces']) {
-    if (card[field] !== undefined) return `.${field} is filled in by the plugin; leave it out`;
-  }
-  return undefined;
+  return checkCardFields(value as Record<string, unknown>);
 }
 
 function checkStore(value: unknown): string | undefined {
@@ -245,9 +307,37 @@ function checkRetention(value: unknown): string | undefined {
   return undefined;
 }
 
+function checkInterruptedExpiry(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object') return 'must be { ttlMs, sweepIntervalMs? }';
+  const { ttlMs, sweepIntervalMs } = value as InterruptedExpiryOptions;
+  if (positiveMs(ttlMs)) return '.ttlMs must be a positive number of milliseconds';
+  if (sweepIntervalMs !== undefined && positiveMs(sweepIntervalMs)) {
+    return '.sweepIntervalMs must be a positive number of milliseconds';
+  }
+  return undefined;
+}
+
 /** Every option: its check and default. Adding an option to the type without a row here does not compile. */
 export const OPTION_SPEC = {
   agentCard: { required: true, check: checkCard },
+  agentCardVersions: {
+    default: ['1.0', '0.3'],
+    check: (value) =>
+      versionList(value) && (value as unknown[]).length > 0
+        ? undefined
+        : "must be a non-empty array of '1.0' and '0.3'",
+  },
+  agentCardMaxAgeSeconds: {
+    default: 300,
+    check: (value) =>
+      Number.isSafeInteger(value) && (value as number) >= 0
+        ? undefined
+        : 'must be a whole number of seconds, 0 or more',
+  },
+  validateInputModes: {
+    default: ['1.0'],
+    check: (value) => (versionList(value) ? undefined : "must be an array of '1.0' and '0.3' (or [] for none)"),
+  },
   executor: {
     required: true,
     check: (value) =>
@@ -293,13 +383,25 @@ export const OPTION_SPEC = {
   },
   messageIdReuse: {
     default: 'reject',
-    check: (value) => (value === 'reject' || value === 'replay' ? undefined : "must be 'reject' or 'replay'"),
+    check: (value) =>
+      value === 'reject' || value === 'replay' || value === 'ignore'
+        ? undefined
+        : "must be 'reject', 'replay' or 'ignore'",
   },
   createTaskBeforeRun: {
     default: false,
     check: (value) => (typeof value === 'boolean' ? undefined : 'must be true or false'),
   },
   turnTimeoutMs: { check: nonNegativeMs },
+  blockingSendMaxWaitMs: { check: positiveMs },
+  interruptedExpiry: { check: checkInterruptedExpiry },
+  tenants: {
+    default: true,
+    check: (value) =>
+      typeof value === 'boolean' || typeof value === 'function'
+        ? undefined
+        : 'must be true, false or a function (tenant, ctx, request) => boolean',
+  },
   heartbeatIntervalMs: { default: 15_000, check: nonNegativeMs },
   bodyLimit: {
     default: 10 * 1024 * 1024,
@@ -341,6 +443,7 @@ export const OPTION_SPEC = {
   pushResolver: { check: isFunction },
   metrics: { default: false, check: checkMetrics },
   tracing: { default: true, check: (value) => (typeof value === 'boolean' ? undefined : 'must be true or false') },
+  monitor: { check: checkMonitorOption },
 } satisfies { [K in keyof A2APluginOptions]-?: OptionSpec<A2APluginOptions[K]> };
 
 // The spec has no option the type lacks (the `satisfies` above covers the other direction).
@@ -358,8 +461,9 @@ type Defaulted = {
   >;
 };
 
-/** The options with every default filled in. */
-export type ResolvedOptions = Omit<A2APluginOptions, keyof Defaulted> & Defaulted;
+/** The options with every default filled in, and the card read when it was given as a file. */
+export type ResolvedOptions = Omit<A2APluginOptions, keyof Defaulted | 'agentCard'> &
+  Defaulted & { agentCard: AgentCardInput };
 
 export function invalidOption(message: string): A2AError {
   return new A2AError('INVALID_OPTIONS', `fastify-a2a: ${message}`);
@@ -393,6 +497,13 @@ export function resolveOptions(opts: unknown): ResolvedOptions {
     }
     resolved[key] = value;
   }
+  if (typeof resolved.agentCard === 'string') {
+    try {
+      resolved.agentCard = readCardFile(resolved.agentCard);
+    } catch (error) {
+      throw invalidOption(`"agentCard" ${(error as Error).message}`);
+    }
+  }
   if (resolved.pushNotifications !== true) {
     const stray = Object.keys(resolved).find((key) => key.startsWith('push') && key !== 'pushNotifications');
     if (stray !== undefined)
@@ -417,5 +528,6 @@ export function pushOptionsOf(options: ResolvedOptions): PushOptions | undefined
   if (options.pushConcurrency !== undefined) push.concurrency = options.pushConcurrency;
   if (options.pushCa !== undefined) push.ca = options.pushCa;
   if (options.pushResolver !== undefined) push.resolver = options.pushResolver;
+  push.allowCidrsName = 'pushAllowedCidrs';
   return push;
 }

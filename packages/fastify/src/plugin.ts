@@ -24,13 +24,17 @@ import {
   RuntimeService,
   rest0_3,
   rest1_0,
+  type SupportedInterface,
 } from '@fastify-a2a/core';
 import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
-import { type A2AAgent, A2AAgents } from './agents.js';
+import { type A2AAgent, A2AAgents, addInterface, authenticateHeaders } from './agents.js';
 import { Authentication } from './auth/authentication.js';
 import { buildCard, CardCache, type CardFeatures, type InterfacePaths, publicBase } from './card.js';
-import { RequestContext } from './context.js';
+import { RequestContext, requestOf } from './context.js';
+import { inputModesCheck } from './input-modes.js';
+import { resolveMonitorOptions } from './monitor/options.js';
+import { monitorRoutes } from './monitor/routes.js';
 import {
   type A2APluginOptions,
   type AgentCardInput,
@@ -44,15 +48,11 @@ import { healthRoute } from './routes/health.js';
 import { jsonRpcRoutes } from './routes/jsonrpc.js';
 import { metricsRoute } from './routes/metrics.js';
 import { restRoutes } from './routes/rest.js';
+import { addShutdownHooks } from './shutdown.js';
 import { StreamHub } from './sse.js';
 import { createStoreFromUrl } from './store-url.js';
 import { observabilityOf } from './telemetry/setup.js';
-
-/**
- * After the turns drained, how long open streams get to write their final events before the rest
- * (following tasks that run on other workers) are ended.
- */
-const STREAM_GRACE_MS = 1000;
+import { tenantHookOf } from './tenants.js';
 
 // At run time the default import is the CommonJS module.exports, which is the fastify-plugin
 // wrapped function (its `.default` and `.fastifySSE` are the unwrapped one, which would be
@@ -101,7 +101,7 @@ function authorizeHookOf(options: ResolvedOptions): AuthorizeHook | undefined {
   } catch (error) {
     throw invalidOption(`"accessRules": ${(error as Error).message}.`);
   }
-  return allOf(rules, options.authorize);
+  return allOf(tenantHookOf(options.tenants), rules, options.authorize);
 }
 
 /** The extended card for one call: the public card's fields with the option's over them, at the caller's base URL. */
@@ -113,8 +113,8 @@ function extendedCardOf(
   baseUrl: string | undefined,
 ): (ctx: CallContext) => Promise<AgentCard> {
   return async (ctx) => {
-    const request = ctx instanceof RequestContext ? ctx.request : undefined;
-    const base = request === undefined ? (baseUrl ?? 'http://localhost') : publicBase(request, baseUrl);
+    const request = requestOf(ctx);
+    const base = ctx instanceof RequestContext ? publicBase(ctx.request, baseUrl) : (baseUrl ?? 'http://localhost');
     let fields: Partial<AgentCardInput>;
     if (typeof option === 'function') {
       // Dispatch reaches here only for an authenticated caller: the routes refuse anyone else.
@@ -177,7 +177,9 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     createTaskBeforeRun: options.createTaskBeforeRun,
     turnPollIntervalMs: options.turnPollIntervalMs,
     ...(options.turnTimeoutMs !== undefined ? { turnTimeoutMs: options.turnTimeoutMs } : {}),
+    ...(options.blockingSendMaxWaitMs !== undefined ? { blockingSendMaxWaitMs: options.blockingSendMaxWaitMs } : {}),
     ...(options.retention !== undefined ? { retention: options.retention } : {}),
+    ...(options.interruptedExpiry !== undefined ? { interruptedExpiry: options.interruptedExpiry } : {}),
     ...(options.workerId !== undefined ? { workerId: options.workerId } : {}),
     ...(push !== undefined ? { push } : {}),
     ...(telemetry !== undefined ? { telemetry } : {}),
@@ -196,7 +198,10 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
       '"extendedAgentCard" needs "authenticate": the extended card is for authenticated callers (A2A §5.5); without authentication every caller would get it, so put its fields in "agentCard" instead.',
     );
   }
+  // Filled while the server runs by listeners beside Fastify (A2AAgent.addInterface).
+  const extraInterfaces: SupportedInterface[] = [];
   const features: CardFeatures = {
+    extraInterfaces,
     capabilities: Object.freeze({
       streaming: true,
       pushNotifications: push !== undefined,
@@ -206,6 +211,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
   };
   const paths: InterfacePaths = { jsonRpc: `${prefix}/a2a`, rest: options.rest ? prefix : undefined };
   const baseUrl = options.baseUrl?.replace(/\/+$/, '');
+  const checkMessage = inputModesCheck(options.agentCard, options.validateInputModes);
   const dispatcher = new Dispatcher({
     service: new RuntimeService({
       runtime,
@@ -219,6 +225,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     logger: fastify.log,
     ...(authorize !== undefined ? { authorize } : {}),
     ...(telemetry !== undefined ? { telemetry } : {}),
+    ...(checkMessage !== undefined ? { checkMessage } : {}),
   });
   const cards = new CardCache(options.agentCard, paths, features);
   const agent: A2AAgent = {
@@ -227,38 +234,29 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     store,
     dispatcher,
     card: (baseUrl = options.baseUrl ?? 'http://localhost') => cards.get(baseUrl.replace(/\/+$/, '')).card,
+    addInterface: (supportedInterface) => addInterface(extraInterfaces, cards, supportedInterface),
+    authenticate: (headers, callId) => authenticateHeaders(authentication, headers, callId, fastify.log),
   };
   agents.add(agent);
 
   await fastify.register(
     async (scope: FastifyInstance) => {
       const streams = new StreamHub(options.heartbeatIntervalMs);
-      // preClose, not onClose: Fastify closes the server between the two, and that waits for
-      // every open connection, so open streams must have ended by then. They end with their final
-      // event: the turns drain first (new requests already get 503), and a stream of a turn that
-      // ran here carries how it ended, rather than being cut off mid-turn (§7.2).
-      scope.addHook('preClose', async () => {
-        const since = Date.now();
-        const log = fastify.log.child({ prefix: prefix || '/' });
-        const open = streams.size;
-        log.info(
-          { turns: runtime.runningTurns, streams: open, drainTimeoutMs: options.drainTimeoutMs },
-          'a2a: closing: draining running turns and open streams',
-        );
-        const turns = await runtime.drain();
-        const cut = await streams.drain(STREAM_GRACE_MS);
-        log.info(
-          { ...turns, streams: open, streamsCut: cut, ms: Date.now() - since },
-          'a2a: drained: turns finished or failed, streams ended',
-        );
-      });
-      scope.addHook('onClose', async () => {
-        agents.delete(prefix);
-        streams.close();
-        await runtime.close();
+      addShutdownHooks(scope, {
+        runtime,
+        streams,
+        log: fastify.log.child({ prefix: prefix || '/' }),
+        drainTimeoutMs: options.drainTimeoutMs,
+        pluginTimeoutMs: fastify.initialConfig.pluginTimeout ?? 0,
+        onClosed: () => agents.delete(prefix),
       });
       await scope.register(fastifySse);
-      await scope.register(cardRoutes, { cards, baseUrl });
+      await scope.register(cardRoutes, {
+        cards,
+        baseUrl,
+        versions: options.agentCardVersions,
+        maxAgeSeconds: options.agentCardMaxAgeSeconds,
+      });
       await scope.register(healthRoute, { store, runtime, telemetry });
       if (observability.metrics !== undefined) {
         await scope.register(metricsRoute, {
@@ -273,6 +271,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
         bodyLimit: options.bodyLimit,
         bodyTimeoutMs: options.bodyTimeoutMs,
         authentication,
+        agentPrefix: prefix,
       });
       if (options.rest) {
         await scope.register(restRoutes, {
@@ -284,6 +283,11 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
           prefix,
           authentication,
         });
+      }
+      const monitor = resolveMonitorOptions(options.monitor);
+      if (monitor !== undefined) {
+        const { heartbeatIntervalMs } = options;
+        await scope.register(monitorRoutes, { prefix: monitor.prefix, monitor, agent, agents, heartbeatIntervalMs });
       }
     },
     { prefix },

@@ -355,6 +355,35 @@ describe('registration', () => {
       /Unsupported store URL/,
     ],
     ['an empty sqlite URL', { executor: echoAgent, agentCard: testCard, store: 'sqlite:' }, /names no file/],
+    // Issue 23's options.
+    [
+      'a negative card max-age',
+      { executor: echoAgent, agentCard: testCard, agentCardMaxAgeSeconds: -1 },
+      /"agentCardMaxAgeSeconds" must be a whole number of seconds, 0 or more/,
+    ],
+    [
+      'a repeated card version',
+      { executor: echoAgent, agentCard: testCard, agentCardVersions: ['1.0', '1.0'] },
+      /"agentCardVersions" must be a non-empty array of '1\.0' and '0\.3'/,
+    ],
+    [
+      'input modes checked for a version not served',
+      { executor: echoAgent, agentCard: testCard, validateInputModes: '1.0' },
+      /"validateInputModes" must be an array of '1\.0' and '0\.3'/,
+    ],
+    [
+      'an unknown messageIdReuse',
+      { executor: echoAgent, agentCard: testCard, messageIdReuse: 'skip' },
+      /"messageIdReuse" must be 'reject', 'replay' or 'ignore'/,
+    ],
+    [
+      'a card skill without tags that are strings',
+      {
+        executor: echoAgent,
+        agentCard: { ...testCard, skills: [{ id: 's', name: 'S', description: 'd', tags: [1] }] },
+      },
+      /"agentCard\.skills\[0\]\.tags" must be an array of strings/,
+    ],
   ])('fails at register with %s, naming the problem', async (_name, options, pattern) => {
     const app = Fastify();
     await expect(app.register(a2aPlugin, options as never).ready()).rejects.toThrow(pattern);

@@ -45,6 +45,22 @@ describe('types', () => {
     void [noExecutor, unknown, tooMuch, withHook, restString];
   });
 
+  it('issue 23 options: card shapes, input modes, message id reuse, the card as a file path', () => {
+    const interop: A2APluginOptions = {
+      agentCard: './card.json',
+      executor: async () => {},
+      agentCardVersions: ['1.0'],
+      agentCardMaxAgeSeconds: 0,
+      validateInputModes: ['0.3', '1.0'],
+      messageIdReuse: 'ignore',
+    };
+    // @ts-expect-error only the versions served name a card shape
+    const badShape: A2APluginOptions = { agentCard: card, executor: async () => {}, agentCardVersions: ['2.0'] };
+    // @ts-expect-error messageIdReuse is one of three names
+    const badReuse: A2APluginOptions = { agentCard: card, executor: async () => {}, messageIdReuse: 'skip' };
+    void [interop, badShape, badReuse];
+  });
+
   it('fastify.a2a is declared on every Fastify instance', async () => {
     const app = Fastify();
     await app.register(a2aPlugin, { agentCard: card, executor: async () => {} });

@@ -17,6 +17,7 @@ import {
   type FailPushAttemptRequest,
   INTERRUPTED_STATES,
   type IndexedMessage,
+  type InterruptedTasksQuery,
   indexedMessages,
   isFinalState,
   isTerminalState,
@@ -27,6 +28,7 @@ import {
   multiMapDelete,
   multiMapHas,
   multiMapValues,
+  NO_STATUS_TIMESTAMP,
   type PurgeResult,
   type PushClaimKey,
   type PushConfigRecord,
@@ -49,6 +51,8 @@ import {
   taskNotFound,
   type Unsubscribe,
   VersionConflictError,
+  type WorkerDescription,
+  type WorkerRecord,
 } from '@fastify-a2a/core';
 
 export interface MemoryStoreOptions {
@@ -102,6 +106,7 @@ interface PushEntry {
 interface Lease {
   leaseUntil: number;
   lastHeartbeat: number;
+  description: WorkerDescription | null;
 }
 
 interface Subscription {
@@ -123,6 +128,8 @@ export class MemoryStore implements A2AStore, PushStore {
     namespaces: false,
     listTasks: true,
     push: true,
+    interruptedTasks: true,
+    cluster: true,
   });
 
   readonly #clock: Clock;
@@ -142,6 +149,8 @@ export class MemoryStore implements A2AStore, PushStore {
   readonly #contexts = new Map<string, ContextRecord>();
   /** Task id → its subscriptions (one kept as itself: see MultiMap). */
   readonly #subscriptions: MultiMap<string, Subscription> = new Map();
+  /** subscribeAll() listeners: every commit of every task. */
+  readonly #allSubscriptions = new Set<{ listener: (taskId: string, seq: number) => void }>();
   /**
    * Owner (undefined: the anonymous scope) → messageId → the task it was committed to. A Map key
    * can be undefined, so the anonymous scope is a key no principal id can be.
@@ -360,6 +369,22 @@ export class MemoryStore implements A2AStore, PushStore {
     return result;
   }
 
+  /** Filters every task, as listTasks does. */
+  async listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
+    this.#check(ctx);
+    const waiting: { key: TaskListCursor; record: TaskRecord }[] = [];
+    for (const { record } of this.#tasks.values()) {
+      const { task } = record;
+      if (!INTERRUPTED_STATES.has(task.status.state)) continue;
+      const key = { statusTimestamp: statusTimestampOf(task), taskId: task.id };
+      if (key.statusTimestamp === NO_STATUS_TIMESTAMP || key.statusTimestamp >= query.before) continue;
+      waiting.push({ key, record });
+    }
+    // Oldest first: the reverse of listTasks order.
+    waiting.sort((a, b) => listOrder(b.key, a.key));
+    return waiting.slice(0, Math.max(0, query.limit)).map((entry) => cloneJson(entry.record));
+  }
+
   async getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {
     this.#check(ctx);
     const record = this.#contexts.get(contextId);
@@ -370,6 +395,14 @@ export class MemoryStore implements A2AStore, PushStore {
     this.#check(ctx);
     // `undefined` (which has no JSON form) is stored as null, as the SQL stores do.
     this.#contexts.set(contextId, { contextId, state: cloneJson(state) ?? null, updatedAt: this.#clock() });
+  }
+
+  subscribeAll(listener: (taskId: string, seq: number) => void): Unsubscribe {
+    const subscription = { listener };
+    this.#allSubscriptions.add(subscription);
+    return () => {
+      this.#allSubscriptions.delete(subscription);
+    };
   }
 
   subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
@@ -405,7 +438,34 @@ export class MemoryStore implements A2AStore, PushStore {
 
   async heartbeat(workerId: string, leaseUntil: number, ctx?: StoreCallContext): Promise<void> {
     this.#check(ctx);
-    this.#leases.set(workerId, { leaseUntil, lastHeartbeat: this.#clock() });
+    const description = this.#leases.get(workerId)?.description ?? null;
+    this.#leases.set(workerId, { leaseUntil, lastHeartbeat: this.#clock(), description });
+  }
+
+  async joinWorker(
+    workerId: string,
+    leaseUntil: number,
+    description: WorkerDescription,
+    ctx?: StoreCallContext,
+  ): Promise<ExpiredWorker | undefined> {
+    this.#check(ctx);
+    const previous = this.#leases.get(workerId);
+    this.#leases.set(workerId, { leaseUntil, lastHeartbeat: this.#clock(), description: { ...description } });
+    if (previous === undefined || previous.description?.incarnation === description.incarnation) return undefined;
+    return { workerId, lastHeartbeat: previous.lastHeartbeat, turns: this.#turnsOf(workerId) };
+  }
+
+  async listWorkers(ctx?: StoreCallContext): Promise<WorkerRecord[]> {
+    this.#check(ctx);
+    return [...this.#leases]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([workerId, lease]) => ({
+        workerId,
+        leaseUntil: lease.leaseUntil,
+        lastHeartbeat: lease.lastHeartbeat,
+        description: lease.description === null ? null : { ...lease.description },
+        turns: this.#turnsOf(workerId),
+      }));
   }
 
   async enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<TurnTicket> {
@@ -684,6 +744,7 @@ export class MemoryStore implements A2AStore, PushStore {
    * half-finished one. Whoever unsubscribes before then is not called.
    */
   #notify(taskId: string, seq: number): void {
+    if (this.#allSubscriptions.size > 0) this.#notifyAll(taskId, seq);
     if (!this.#subscriptions.has(taskId)) return;
     const subscriptions = multiMapValues(this.#subscriptions, taskId);
     queueMicrotask(() => {
@@ -691,6 +752,20 @@ export class MemoryStore implements A2AStore, PushStore {
         if (!multiMapHas(this.#subscriptions, taskId, subscription)) continue;
         try {
           subscription.listener(seq);
+        } catch (error) {
+          this.#reportListenerError(error, taskId);
+        }
+      }
+    });
+  }
+
+  #notifyAll(taskId: string, seq: number): void {
+    const subscriptions = [...this.#allSubscriptions];
+    queueMicrotask(() => {
+      for (const subscription of subscriptions) {
+        if (!this.#allSubscriptions.has(subscription)) continue;
+        try {
+          subscription.listener(taskId, seq);
         } catch (error) {
           this.#reportListenerError(error, taskId);
         }

@@ -153,6 +153,8 @@ describe('options', () => {
       namespaces: false,
       listTasks: true,
       push: true,
+      interruptedTasks: true,
+      cluster: true,
     });
     expect(Object.isFrozen(new MemoryStore().supports)).toBe(true);
   });

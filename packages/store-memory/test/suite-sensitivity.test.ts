@@ -17,6 +17,7 @@ import {
   type EnqueueTurnRequest,
   type ExpiredWorker,
   type FailPushAttemptRequest,
+  type InterruptedTasksQuery,
   indexedMessages,
   type ListTasksOptions,
   type MessageIndexEntry,
@@ -37,6 +38,8 @@ import {
   type TurnReadiness,
   type TurnTicket,
   type Unsubscribe,
+  type WorkerDescription,
+  type WorkerRecord,
 } from '@fastify-a2a/core';
 import { type ConformanceTestBody, type StoreFactory, storeConformance } from '@fastify-a2a/core/testing';
 import { describe, expect, it } from 'vitest';
@@ -79,6 +82,9 @@ class Delegating implements A2AStore, PushStore {
   listTasks(query: TaskListQuery, ctx?: StoreCallContext): Promise<TaskListPage> {
     return this.inner.listTasks(query, ctx);
   }
+  listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
+    return this.inner.listInterruptedTasks(query, ctx);
+  }
   getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {
     return this.inner.getContext(contextId, ctx);
   }
@@ -108,6 +114,20 @@ class Delegating implements A2AStore, PushStore {
   }
   removeWorker(workerId: string, ctx?: StoreCallContext): Promise<void> {
     return this.inner.removeWorker(workerId, ctx);
+  }
+  joinWorker(
+    workerId: string,
+    leaseUntil: number,
+    description: WorkerDescription,
+    ctx?: StoreCallContext,
+  ): Promise<ExpiredWorker | undefined> {
+    return this.inner.joinWorker(workerId, leaseUntil, description, ctx);
+  }
+  listWorkers(ctx?: StoreCallContext): Promise<WorkerRecord[]> {
+    return this.inner.listWorkers(ctx);
+  }
+  subscribeAll(listener: (taskId: string, seq: number) => void): Unsubscribe {
+    return this.inner.subscribeAll(listener);
   }
   listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<TurnTicket[]> {
     return this.inner.listWorkerTurns(workerId, ctx);
@@ -358,6 +378,36 @@ const bugs: Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string
         }
       })(clock),
   },
+  'lists interrupted tasks up to and including `before`, newest first': {
+    caughtBy:
+      'interruptedTasks: lists input-required and auth-required tasks older than `before`, oldest first, ties by id, of every owner [requires supports.interruptedTasks]',
+    store: (clock) =>
+      new (class extends Delegating {
+        override async listInterruptedTasks(query: InterruptedTasksQuery): Promise<TaskRecord[]> {
+          return (await super.listInterruptedTasks({ ...query, before: query.before + 1 })).reverse();
+        }
+      })(clock),
+  },
+  'remembers which tasks were interrupted when created, not what they are now': {
+    caughtBy:
+      'interruptedTasks: follows state changes: an answered task leaves the list, a task that pauses again joins it with its new timestamp [requires supports.interruptedTasks]',
+    store: (clock) =>
+      new (class extends Delegating {
+        readonly #interruptedAtCreation = new Set<string>();
+        override async commit(request: CommitRequest): Promise<CommitResult> {
+          const stored = await super.commit(request);
+          const { state } = request.task.status;
+          if (request.expectedVersion === 0 && (state === 'input-required' || state === 'auth-required')) {
+            this.#interruptedAtCreation.add(request.taskId);
+          }
+          return stored;
+        }
+        override async listInterruptedTasks(query: InterruptedTasksQuery): Promise<TaskRecord[]> {
+          const records = await Promise.all([...this.#interruptedAtCreation].map((id) => super.getTask(id)));
+          return records.filter((r): r is TaskRecord => r !== undefined).slice(0, query.limit);
+        }
+      })(clock),
+  },
   'merges context state instead of replacing it': {
     caughtBy: 'contextStore: set replaces the state (no merge) and moves updatedAt',
     store: (clock) =>
@@ -446,6 +496,45 @@ const bugs: Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string
             head = readiness.ahead;
           }
           return super.finishTurn(head);
+        }
+      })(clock),
+  },
+  'renews a restarted worker id without telling of its predecessor': {
+    caughtBy:
+      'cluster: joinWorker records the start; a start of another incarnation gets its predecessor with every turn [requires supports.cluster]',
+    store: (clock) =>
+      new (class extends Delegating {
+        override async joinWorker(
+          workerId: string,
+          leaseUntil: number,
+          description: WorkerDescription,
+        ): Promise<ExpiredWorker | undefined> {
+          await super.joinWorker(workerId, leaseUntil, description);
+          return undefined;
+        }
+      })(clock),
+  },
+  'lists workers without their queued turns': {
+    caughtBy:
+      'cluster: listWorkers lists every lease by worker id with its turns in queue order; heartbeat keeps the description [requires supports.cluster]',
+    store: (clock) =>
+      new (class extends Delegating {
+        override async listWorkers(): Promise<WorkerRecord[]> {
+          return (await super.listWorkers()).map((worker) => ({ ...worker, turns: [] }));
+        }
+      })(clock),
+  },
+  'tells subscribeAll listeners of one task only': {
+    caughtBy:
+      'cluster: subscribeAll hears every task’s commits, also those of other instances where supported, until unsubscribed [requires supports.cluster]',
+    store: (clock) =>
+      new (class extends Delegating {
+        override subscribeAll(listener: (taskId: string, seq: number) => void): Unsubscribe {
+          let first: string | undefined;
+          return super.subscribeAll((taskId, seq) => {
+            first ??= taskId;
+            if (taskId === first) listener(taskId, seq);
+          });
         }
       })(clock),
   },
@@ -886,6 +975,8 @@ class SharedByLocation extends Delegating {
     namespaces: true,
     listTasks: true,
     push: true,
+    interruptedTasks: true,
+    cluster: true,
   };
   constructor({ clock, location, namespace }: { clock: Clock; location: string; namespace?: string | undefined }) {
     const key = `${location}/${namespace ?? ''}`;

@@ -89,11 +89,35 @@ export function openError(error: unknown, target: Target): A2AError {
 }
 
 /**
- * Errors from a query. Connection failures become STORE_UNAVAILABLE naming the server; anything
- * else is returned unchanged (a bug or a constraint, whose own message and stack say more).
+ * SQLSTATEs of a statement the server could not run *now*, which the same statement may pass
+ * shortly after: 55000 object not in prerequisite state (seen while a server fails over or a
+ * replica is promoted), 55006 object in use, 55P03 lock not available, 57014 query canceled
+ * (statement_timeout), 40001 serialization failure, 40P01 deadlock detected, 25006 read-only
+ * transaction (connected to a standby after a failover), and class 53 (insufficient resources).
+ */
+const TRANSIENT_CODES = new Set(['55000', '55006', '55P03', '57014', '40001', '40P01', '25006']);
+
+/** True when the statement failed for a passing state of the server (see TRANSIENT_CODES), not for what it says. */
+export function isTransientError(error: unknown): boolean {
+  const code = codeOf(error);
+  return code !== undefined && (TRANSIENT_CODES.has(code) || code.startsWith('53'));
+}
+
+/**
+ * Errors from a query. Connection failures and transient server states become STORE_UNAVAILABLE
+ * naming the server (clients get 503 "retry shortly", the runtime retries its last writes);
+ * anything else is returned unchanged (a bug or a constraint, whose own message and stack say more).
  */
 export function storeError(error: unknown, target: Target): unknown {
-  if (A2AError.is(error) || !isConnectionError(error)) return error;
+  if (A2AError.is(error)) return error;
+  if (!isConnectionError(error)) {
+    if (!isTransientError(error)) return error;
+    return new A2AError(
+      'STORE_UNAVAILABLE',
+      `The PostgreSQL server at ${describeTarget(target)} could not run a statement now (SQLSTATE ${codeOf(error)}: ${messageOf(error)}). Retry shortly; if it persists, check the server's state.`,
+      { cause: error, data: { ...target, pgCode: codeOf(error) } },
+    );
+  }
   return new A2AError(
     'STORE_UNAVAILABLE',
     `The PostgreSQL server at ${describeTarget(target)} is unavailable: ${messageOf(error)}. Retry; if it persists, check the server and the network.`,

@@ -284,15 +284,24 @@ ALTER TABLE ${s}.messages DROP CONSTRAINT messages_pkey, ADD PRIMARY KEY (namesp
 `,
   },
   {
-    // 6 is another step's number (work landing separately); the runner applies whichever steps a
-    // schema lacks, so the order in which they land does not matter.
-    version: 7,
+    version: 6,
     name: 'trace context of the last commit of each task',
     sql: (s) => `
 -- The W3C traceparent of the commit that last changed the task (CommitRequest.traceContext), so
 -- that another worker's work for it (push notifications) joins the request's trace. Nullable, no
 -- default: adding it rewrites nothing, and workers of earlier releases never write it.
 ALTER TABLE ${s}.tasks ADD COLUMN trace_context text;
+`,
+  },
+  {
+    version: 7,
+    name: 'worker incarnations and descriptions',
+    // joinWorker and listWorkers (WorkerDescription in @fastify-a2a/core): which start of a process
+    // holds a worker id's lease, and where it runs. NULL for leases written by heartbeat() alone
+    // (a worker of an earlier release). Nullable columns without defaults: nothing is rewritten.
+    sql: (s) => `
+ALTER TABLE ${s}.workers ADD COLUMN incarnation text, ADD COLUMN host text, ADD COLUMN pid integer,
+  ADD COLUMN started_at bigint;
 `,
   },
 ];

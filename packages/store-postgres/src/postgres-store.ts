@@ -23,6 +23,7 @@ import {
   type ExpiredWorker,
   type FailPushAttemptRequest,
   INTERRUPTED_STATES,
+  type InterruptedTasksQuery,
   indexedMessages,
   type ListTasksOptions,
   type MessageIndexEntry,
@@ -30,6 +31,7 @@ import {
   multiMapAdd,
   multiMapDelete,
   multiMapValues,
+  NO_STATUS_TIMESTAMP,
   type PurgeResult,
   type PushClaimKey,
   type PushConfigRecord,
@@ -54,6 +56,8 @@ import {
   taskNotFound,
   type Unsubscribe,
   VersionConflictError,
+  type WorkerDescription,
+  type WorkerRecord,
 } from '@fastify-a2a/core';
 import pg from 'pg';
 import { describeTarget, messageOf, notOpen, openError, resolveTarget, storeError, type Target } from './errors.js';
@@ -178,6 +182,16 @@ interface TurnRow {
 
 type Listener = (seq: number) => void;
 
+interface WorkerDescriptionRow {
+  worker_id: string;
+  lease_until: string | number;
+  last_heartbeat: string | number;
+  incarnation: string | null;
+  host: string | null;
+  pid: number | null;
+  started_at: string | number | null;
+}
+
 interface PushConfigRow {
   task_id: string;
   config_id: string;
@@ -259,6 +273,20 @@ const toEvent = (row: EventRow): StoredEvent => ({
   event: JSON.parse(row.event) as TaskEvent,
   createdAt: Number(row.created_at),
 });
+
+function toWorkerRecord(row: WorkerDescriptionRow, turns: TurnTicket[]): WorkerRecord {
+  const { incarnation, host, pid, started_at: startedAt } = row;
+  return {
+    workerId: row.worker_id,
+    leaseUntil: Number(row.lease_until),
+    lastHeartbeat: Number(row.last_heartbeat),
+    description:
+      incarnation === null || host === null || pid === null || startedAt === null
+        ? null
+        : { incarnation, host, pid, startedAt: Number(startedAt) },
+    turns,
+  };
+}
 
 const toTicket = (row: TurnRow): TurnTicket => ({
   contextId: row.context_id,
@@ -505,6 +533,11 @@ function statements(schema: string) {
     byContext: `
       SELECT ${taskColumns} FROM ${s}.tasks
       WHERE namespace = $1 AND context_id = $2 ORDER BY created_at, row_id LIMIT $3`,
+    // Through tasks_by_state_status_ts, the index ListTasks filters by state with.
+    interrupted: `
+      SELECT ${taskColumns} FROM ${s}.tasks
+      WHERE namespace = $1 AND state IN ('input-required', 'auth-required') AND status_ts < $2 AND status_ts > $3
+      ORDER BY status_ts, task_id COLLATE "C" LIMIT $4`,
     // The state list matches the partial index `tasks_active` (see migrations.ts).
     active: `
       SELECT ${taskColumns} FROM ${s}.tasks
@@ -627,6 +660,32 @@ function statements(schema: string) {
       ON CONFLICT (namespace, worker_id)
       DO UPDATE SET lease_until = EXCLUDED.lease_until, last_heartbeat = EXCLUDED.last_heartbeat`,
     removeWorker: `DELETE FROM ${s}.workers WHERE namespace = $1 AND worker_id = $2`,
+    // joinWorker in one statement: "previous" reads the row as it was before the upsert
+    // (every part of a statement sees the same snapshot), so a predecessor is returned exactly by
+    // the start that replaced it. Its turns: all of the worker id's (the new start has none yet).
+    // $1 namespace, $2 worker id, $3 lease until, $4 now, $5 incarnation, $6 host, $7 pid, $8 started.
+    joinWorker: `
+      WITH previous AS (
+        SELECT last_heartbeat, incarnation FROM ${s}.workers WHERE namespace = $1 AND worker_id = $2
+      ), upsert AS (
+        INSERT INTO ${s}.workers (namespace, worker_id, lease_until, last_heartbeat, incarnation, host, pid, started_at)
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+        ON CONFLICT (namespace, worker_id) DO UPDATE SET lease_until = EXCLUDED.lease_until,
+          last_heartbeat = EXCLUDED.last_heartbeat, incarnation = EXCLUDED.incarnation, host = EXCLUDED.host,
+          pid = EXCLUDED.pid, started_at = EXCLUDED.started_at
+        RETURNING 1
+      )
+      SELECT p.last_heartbeat, t.context_id, t.position, t.task_id, t.turn_id, t.worker_id
+      FROM previous p LEFT JOIN ${s}.turns t ON t.namespace = $1 AND t.worker_id = $2
+      WHERE p.incarnation IS DISTINCT FROM $5 AND (SELECT count(*) FROM upsert) = 1
+      ORDER BY t.position`,
+    // listWorkers: every lease with its turns, one row per turn (or one with null turn columns).
+    listWorkers: `
+      SELECT w.worker_id, w.lease_until, w.last_heartbeat, w.incarnation, w.host, w.pid, w.started_at,
+        t.context_id, t.position, t.task_id, t.turn_id
+      FROM ${s}.workers w LEFT JOIN ${s}.turns t ON t.namespace = w.namespace AND t.worker_id = w.worker_id
+      WHERE w.namespace = $1
+      ORDER BY w.worker_id COLLATE "C", t.position`,
     // enqueueTurn in one statement. The position is the identity's nextval, computed for the row
     // the CTE produces, so after the context's advisory lock is ours; the lock is held until
     // commit. Two enqueues on one context therefore draw their positions in commit order: the
@@ -697,6 +756,8 @@ export class PostgresStore implements A2AStore, PushStore {
   readonly #target: Target;
   /** Task id → its subscribers (one kept as itself: see MultiMap in @fastify-a2a/core). */
   readonly #subscribers: MultiMap<string, { listener: Listener }> = new Map();
+  /** subscribeAll() listeners: every task's notifications. */
+  readonly #allSubscribers = new Set<{ listener: (taskId: string, seq: number) => void }>();
   /** Set while open (or opening). */
   #pool: pg.Pool | undefined;
   #listener: NotificationListener | undefined;
@@ -740,6 +801,8 @@ export class PostgresStore implements A2AStore, PushStore {
       namespaces: true,
       listTasks: true,
       push: true,
+      interruptedTasks: true,
+      cluster: true,
     };
   }
 
@@ -824,6 +887,8 @@ export class PostgresStore implements A2AStore, PushStore {
       onReconnect: async (client) => {
         // Notifications sent while we were disconnected are gone: tell every subscriber the
         // task's current version, and they read what they missed from the log.
+        // subscribeAll's listeners cannot be told what they missed: ('', 0) asks them to read again.
+        if (this.#allSubscribers.size > 0) this.#dispatch('', 0);
         const taskIds = [...this.#subscribers.keys()];
         if (taskIds.length === 0) return;
         const { rows } = await client.query<{ task_id: string; version: number }>(this.#sql.versions, [
@@ -1238,6 +1303,13 @@ export class PostgresStore implements A2AStore, PushStore {
     return rows.map(toRecord);
   }
 
+  async listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
+    const limit = Math.max(0, Math.trunc(query.limit));
+    const values = [this.namespace, query.before, NO_STATUS_TIMESTAMP, limit];
+    const { rows } = await this.#query<TaskRow>(this.#sql.interrupted, values, ctx);
+    return rows.map(toRecord);
+  }
+
   /** One round trip: the page (limit + 1 rows, to know whether more follow) and its total. */
   async listTasks(query: TaskListQuery, ctx?: StoreCallContext): Promise<TaskListPage> {
     const { contextId, state, statusTimestampAfter, after, limit, owner } = query;
@@ -1372,6 +1444,49 @@ export class PostgresStore implements A2AStore, PushStore {
       if (row.context_id !== null) worker.turns.push(toTicket({ ...row, context_id: row.context_id }));
     }
     return [...claimed.values()];
+  }
+
+  async joinWorker(
+    workerId: string,
+    leaseUntil: number,
+    description: WorkerDescription,
+    ctx?: StoreCallContext,
+  ): Promise<ExpiredWorker | undefined> {
+    const { incarnation, host, pid, startedAt } = description;
+    const { rows } = await this.#query<
+      Omit<TurnRow, 'context_id' | 'worker_id'> & {
+        context_id: string | null;
+        worker_id: string | null;
+        last_heartbeat: string | number;
+      }
+    >(
+      this.#sql.joinWorker,
+      [this.namespace, workerId, leaseUntil, this.#clock(), incarnation, host, pid, startedAt],
+      ctx,
+    );
+    const first = rows[0];
+    if (first === undefined) return undefined;
+    const turns: TurnTicket[] = [];
+    for (const row of rows) {
+      if (row.context_id !== null) turns.push(toTicket({ ...row, context_id: row.context_id, worker_id: workerId }));
+    }
+    return { workerId, lastHeartbeat: Number(first.last_heartbeat), turns };
+  }
+
+  async listWorkers(ctx?: StoreCallContext): Promise<WorkerRecord[]> {
+    const { rows } = await this.#query<
+      WorkerDescriptionRow & Omit<TurnRow, 'context_id' | 'worker_id'> & { context_id: string | null }
+    >(this.#sql.listWorkers, [this.namespace], ctx);
+    const workers = new Map<string, WorkerRecord>();
+    for (const row of rows) {
+      let worker = workers.get(row.worker_id);
+      if (worker === undefined) {
+        worker = toWorkerRecord(row, []);
+        workers.set(row.worker_id, worker);
+      }
+      if (row.context_id !== null) worker.turns.push(toTicket({ ...row, context_id: row.context_id }));
+    }
+    return [...workers.values()];
   }
 
   async removeWorker(workerId: string, ctx?: StoreCallContext): Promise<void> {
@@ -1516,7 +1631,27 @@ export class PostgresStore implements A2AStore, PushStore {
     };
   }
 
+  /** Every NOTIFY on the store's channel reaches them: the same path task subscribers hear from. */
+  subscribeAll(listener: (taskId: string, seq: number) => void): Unsubscribe {
+    const entry = { listener };
+    this.#allSubscribers.add(entry);
+    return () => {
+      this.#allSubscribers.delete(entry);
+    };
+  }
+
   #dispatch(taskId: string, seq: number): void {
+    for (const { listener } of this.#allSubscribers) {
+      try {
+        listener(taskId, seq);
+      } catch (error) {
+        try {
+          this.#options.onListenerError?.(error, taskId);
+        } catch {
+          // A failing error handler must not stop the remaining subscribers either.
+        }
+      }
+    }
     if (!this.#subscribers.has(taskId)) return;
     for (const { listener } of multiMapValues(this.#subscribers, taskId)) {
       try {

@@ -85,7 +85,10 @@ describe('migration 5 (ownership)', () => {
     await commitAsVersion4(pool, schema, old);
     await commitAsVersion4(pool, schema, started('old-done', 'm-done', 'completed'));
 
-    expect(await migrate(pool, schema)).toEqual({ applied: [5] });
+    // Step 5 and the steps after it (none of which touch what is checked here).
+    expect(await migrate(pool, schema)).toEqual({
+      applied: migrations.filter((m) => m.version >= 5).map((m) => m.version),
+    });
     const s = pg.escapeIdentifier(schema);
     expect((await db.query(`SELECT owner, digest FROM ${s}.messages ORDER BY message_id`)).rows).toEqual([
       { owner: '', digest: null },
@@ -138,6 +141,8 @@ describe('migration 5 (ownership)', () => {
       migrator.release();
     }
     expect(await during).toBe(true);
+    // The steps after 5, which this release's store needs before it opens (migrate: false).
+    await migrate(pool, schema);
 
     // After the step: a release 4 commit lands in the anonymous scope, and still meets its duplicates.
     await commitAsVersion4(pool, schema, started('after', 'm-after'));

@@ -127,6 +127,8 @@ describe('options', () => {
       namespaces: true,
       listTasks: true,
       push: true,
+      interruptedTasks: true,
+      cluster: true,
     });
     expect(new PostgresStore({ connectionString: db.url, listen: false }).supports.crossProcess).toBe(false);
   });
@@ -443,6 +445,36 @@ describe('cross-process notifications (LISTEN/NOTIFY)', () => {
     );
     await appendEvents(writer, task.id, [artifactUpdate(task, 'after the reconnect')]);
     await eventually('seq 3 by NOTIFY', () => heard.includes(3));
+  });
+
+  it('subscribeAll hears every task by NOTIFY, and is told to read again after its LISTEN connection is killed', async () => {
+    const namespace = freshNamespace();
+    const writer = await openStore({ namespace, listen: false });
+    const reader = await openStore({ namespace });
+    const heard: Array<[string, number]> = [];
+    const unsubscribe = reader.subscribeAll((taskId, seq) => heard.push([taskId, seq]));
+    const one = taskFixture({ state: 'working' });
+    const two = taskFixture({ state: 'working' });
+    await createTask(writer, one);
+    await createTask(writer, two);
+    await appendEvents(writer, two.id, [artifactUpdate(two, 'a')]);
+    await eventually(
+      'both tasks by NOTIFY',
+      () =>
+        heard.some(([id, seq]) => id === one.id && seq === 1) && heard.some(([id, seq]) => id === two.id && seq === 2),
+    );
+
+    await db.query('SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity WHERE application_name = $1', [
+      listenerAppOf(reader),
+    ]);
+    await eventually('the resync after the reconnect', () => heard.some(([id, seq]) => id === '' && seq === 0), {
+      timeout: 10_000,
+    });
+    unsubscribe();
+    const count = heard.length;
+    await appendEvents(writer, one.id, [artifactUpdate(one, 'after')]);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(heard.length).toBe(count);
   });
 
   it('close() stops the LISTEN connection and its reconnects', async () => {

@@ -262,15 +262,28 @@ export const migrations: readonly Migration[] = [
     `,
   },
   {
-    // 6 is another step's number (work landing separately); migrate() applies whichever steps the
-    // file lacks, so the order in which they land does not matter.
-    version: 7,
+    version: 6,
     name: 'trace context of the last commit of each task',
     sql: `
       -- The W3C traceparent of the commit that last changed the task (CommitRequest.traceContext),
       -- so that another worker's work for it (push notifications) joins the request's trace.
       -- Nullable, no default: adding it rewrites nothing.
       ALTER TABLE a2a_tasks ADD COLUMN trace_context TEXT;
+    `,
+  },
+  {
+    version: 7,
+    name: 'worker incarnations and descriptions, and the all-tasks change feed',
+    sql: `
+      -- joinWorker and listWorkers (WorkerDescription in @fastify-a2a/core): which start of a
+      -- process holds a worker id's lease, and where it runs. NULL for leases written by
+      -- heartbeat() alone (a worker of an earlier release).
+      ALTER TABLE a2a_workers ADD COLUMN incarnation TEXT;
+      ALTER TABLE a2a_workers ADD COLUMN host TEXT;
+      ALTER TABLE a2a_workers ADD COLUMN pid INTEGER;
+      ALTER TABLE a2a_workers ADD COLUMN started_at INTEGER;
+      -- subscribeAll's poll: the tasks another process committed to since the last tick.
+      CREATE INDEX a2a_tasks_by_updated_at ON a2a_tasks (namespace, updated_at);
     `,
   },
 ];

@@ -26,6 +26,7 @@ import {
   type FailPushAttemptRequest,
   INTERRUPTED_STATES,
   type IndexedMessage,
+  type InterruptedTasksQuery,
   indexedMessages,
   type ListTasksOptions,
   type MessageIndexEntry,
@@ -33,6 +34,7 @@ import {
   multiMapAdd,
   multiMapDelete,
   multiMapValues,
+  NO_STATUS_TIMESTAMP,
   type PurgeResult,
   type PushClaimKey,
   type PushConfigRecord,
@@ -59,6 +61,8 @@ import {
   taskNotFound,
   type Unsubscribe,
   VersionConflictError,
+  type WorkerDescription,
+  type WorkerRecord,
 } from '@fastify-a2a/core';
 import Database from 'better-sqlite3';
 import { notOpen, openError, sqliteCode, storeError } from './errors.js';
@@ -311,6 +315,22 @@ interface WorkerRow {
   last_heartbeat: number;
 }
 
+interface WorkerDescriptionRow extends WorkerRow {
+  lease_until: number;
+  incarnation: string | null;
+  host: string | null;
+  pid: number | null;
+  started_at: number | null;
+}
+
+interface JoinArgs {
+  namespace: string;
+  workerId: string;
+  leaseUntil: number;
+  description: WorkerDescription;
+  now: number;
+}
+
 interface EnqueueArgs {
   namespace: string;
   request: EnqueueTurnRequest;
@@ -410,6 +430,12 @@ function prepare(db: Database.Database) {
     tasksByContext: db.prepare<[string, string, number], TaskRow>(
       `SELECT ${columns} FROM a2a_tasks WHERE namespace = ? AND context_id = ? ORDER BY created_at, rowid LIMIT ?`,
     ),
+    // Through the index ListTasks filters by state with (one range per interrupted state).
+    interruptedTasks: db.prepare<[string, number, number, number], TaskRow>(
+      `SELECT ${columns} FROM a2a_tasks INDEXED BY a2a_tasks_by_state_status_ts
+       WHERE namespace = ? AND state IN (${sqlList(INTERRUPTED_STATES)}) AND status_ts < ? AND status_ts > ?
+       ORDER BY status_ts, task_id LIMIT ?`,
+    ),
     activeTasks: db.prepare<[string], TaskRow>(
       `SELECT ${columns} FROM a2a_tasks WHERE namespace = ? AND state IN (${sqlList(ACTIVE_STATES)})
        ORDER BY created_at, rowid`,
@@ -433,6 +459,29 @@ function prepare(db: Database.Database) {
        last_heartbeat = excluded.last_heartbeat`,
     ),
     removeWorker: db.prepare<[string, string]>('DELETE FROM a2a_workers WHERE namespace = ? AND worker_id = ?'),
+    // ---- The cluster view (see migration 8) ----
+    worker: db.prepare<[string, string], WorkerDescriptionRow>(
+      `SELECT worker_id, lease_until, last_heartbeat, incarnation, host, pid, started_at FROM a2a_workers
+       WHERE namespace = ? AND worker_id = ?`,
+    ),
+    workers: db.prepare<[string], WorkerDescriptionRow>(
+      `SELECT worker_id, lease_until, last_heartbeat, incarnation, host, pid, started_at FROM a2a_workers
+       WHERE namespace = ? ORDER BY worker_id`,
+    ),
+    joinWorker: db.prepare<[string, string, number, number, string, string, number, number]>(
+      `INSERT INTO a2a_workers (namespace, worker_id, lease_until, last_heartbeat, incarnation, host, pid, started_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (namespace, worker_id) DO UPDATE SET lease_until = excluded.lease_until,
+       last_heartbeat = excluded.last_heartbeat, incarnation = excluded.incarnation, host = excluded.host,
+       pid = excluded.pid, started_at = excluded.started_at`,
+    ),
+    queuedTurns: db.prepare<[string], TurnRow>(
+      `SELECT ${turnColumns} FROM a2a_turns WHERE namespace = ? ORDER BY position`,
+    ),
+    // subscribeAll's poll: tasks updated at or after a time.
+    tasksUpdatedSince: db.prepare<[string, number], { task_id: string; version: number; updated_at: number }>(
+      'SELECT task_id, version, updated_at FROM a2a_tasks WHERE namespace = ? AND updated_at >= ?',
+    ),
     // position is AUTOINCREMENT: the next value of the one counter, never reused (see migration 2).
     insertTurn: db
       .prepare<[string, string, string, string, string, number], number>(
@@ -653,6 +702,31 @@ function prepare(db: Database.Database) {
       }),
   );
 
+  const joinWorker = db.transaction(
+    ({ namespace, workerId, leaseUntil, description, now }: JoinArgs): ExpiredWorker | undefined => {
+      const previous = statements.worker.get(namespace, workerId);
+      const { incarnation, host, pid, startedAt } = description;
+      statements.joinWorker.run(namespace, workerId, leaseUntil, now, incarnation, host, pid, startedAt);
+      if (previous === undefined || previous.incarnation === incarnation) return undefined;
+      return {
+        workerId,
+        lastHeartbeat: previous.last_heartbeat,
+        turns: statements.workerTurns.all(namespace, workerId).map(toTicket),
+      };
+    },
+  );
+
+  // One read transaction, so the workers and their turns are seen at one point in time.
+  const listWorkers = db.transaction((namespace: string): WorkerRecord[] => {
+    const turns = new Map<string, TurnTicket[]>();
+    for (const row of statements.queuedTurns.all(namespace)) {
+      const list = turns.get(row.worker_id);
+      if (list === undefined) turns.set(row.worker_id, [toTicket(row)]);
+      else list.push(toTicket(row));
+    }
+    return statements.workers.all(namespace).map((row) => toWorkerRecord(row, turns.get(row.worker_id) ?? []));
+  });
+
   const purge = db.transaction((namespace: string, cutoff: number): PurgeResult => {
     statements.purgeMessages.run({ namespace, cutoff });
     // Push configs and deliveries: the trigger of migration 4 deletes them with each task.
@@ -692,11 +766,27 @@ function prepare(db: Database.Database) {
     commitBatch,
     enqueue,
     claimExpired,
+    joinWorker,
+    listWorkers,
     purge,
     savePush,
     deletePush,
     claimPush,
     listTasks: listStatements(db, columns),
+  };
+}
+
+function toWorkerRecord(row: WorkerDescriptionRow, turns: TurnTicket[]): WorkerRecord {
+  const { incarnation, host, pid, started_at: startedAt } = row;
+  return {
+    workerId: row.worker_id,
+    leaseUntil: row.lease_until,
+    lastHeartbeat: row.last_heartbeat,
+    description:
+      incarnation === null || host === null || pid === null || startedAt === null
+        ? null
+        : { incarnation, host, pid, startedAt },
+    turns,
   };
 }
 
@@ -834,6 +924,12 @@ export class SqliteStore implements A2AStore, PushStore {
   readonly #seen = new Map<string, number>();
   /** Subscribed tasks that had a turn queued when last checked (to notice another process's finishTurn). */
   readonly #queued = new Set<string>();
+  /** subscribeAll() listeners. */
+  readonly #allSubscriptions = new Set<{ listener: (taskId: string, seq: number) => void }>();
+  /** For subscribeAll's poll: the version and update time each recently changed task was seen at. */
+  readonly #allSeen = new Map<string, { version: number; updatedAt: number }>();
+  /** subscribeAll's poll reads tasks updated at or after this (the store's clock). */
+  #allSince = 0;
   #timer: NodeJS.Timeout | undefined;
   #dataVersion: number | undefined;
   readonly #groupCommit: boolean;
@@ -889,6 +985,8 @@ export class SqliteStore implements A2AStore, PushStore {
       namespaces: true,
       listTasks: true,
       push: true,
+      interruptedTasks: true,
+      cluster: true,
     });
   }
 
@@ -1097,6 +1195,13 @@ export class SqliteStore implements A2AStore, PushStore {
     return this.#run(ctx, (s) => s.activeTasks.all(this.#namespace).map(toTaskRecord));
   }
 
+  async listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
+    const { before, limit } = query;
+    return this.#run(ctx, (s) =>
+      s.interruptedTasks.all(this.#namespace, before, NO_STATUS_TIMESTAMP, sqlLimit(limit)).map(toTaskRecord),
+    );
+  }
+
   /** One read transaction: the page (limit + 1 rows, to know whether more follow) and its count. */
   async listTasks(query: TaskListQuery, ctx?: StoreCallContext): Promise<TaskListPage> {
     const { contextId, state, statusTimestampAfter, after, limit, owner } = query;
@@ -1202,6 +1307,22 @@ export class SqliteStore implements A2AStore, PushStore {
   /** One `BEGIN IMMEDIATE` transaction: of several concurrent reapers, one gets each dead worker. */
   async claimExpiredWorkers(now: number, exceptWorkerId?: string, ctx?: StoreCallContext): Promise<ExpiredWorker[]> {
     return this.#run(ctx, (s) => s.claimExpired.immediate(this.#namespace, now, exceptWorkerId ?? null));
+  }
+
+  /** One `BEGIN IMMEDIATE` transaction: the previous row is read and replaced under the write lock. */
+  async joinWorker(
+    workerId: string,
+    leaseUntil: number,
+    description: WorkerDescription,
+    ctx?: StoreCallContext,
+  ): Promise<ExpiredWorker | undefined> {
+    return this.#run(ctx, (s) =>
+      s.joinWorker.immediate({ namespace: this.#namespace, workerId, leaseUntil, description, now: this.#clock() }),
+    );
+  }
+
+  async listWorkers(ctx?: StoreCallContext): Promise<WorkerRecord[]> {
+    return this.#run(ctx, (s) => s.listWorkers.deferred(this.#namespace));
   }
 
   async removeWorker(workerId: string, ctx?: StoreCallContext): Promise<void> {
@@ -1349,6 +1470,23 @@ export class SqliteStore implements A2AStore, PushStore {
    * commits by other connections to the file. A listener that throws does not affect the commit or
    * the other listeners; its error goes to the `onListenerError` option, if any.
    */
+  /**
+   * Listeners hear of this store's commits right away, and of other processes' commits from the
+   * poll loop, which reads the tasks updated since its last look (by `updated_at`, with a margin
+   * for clocks of processes on one machine that disagree a little).
+   */
+  subscribeAll(listener: (taskId: string, seq: number) => void): Unsubscribe {
+    const subscription = { listener };
+    if (this.#allSubscriptions.size === 0) this.#allSince = this.#clock() - ALL_TASKS_CLOCK_MARGIN_MS;
+    this.#allSubscriptions.add(subscription);
+    this.#syncTimer();
+    return () => {
+      if (!this.#allSubscriptions.delete(subscription)) return;
+      if (this.#allSubscriptions.size === 0) this.#allSeen.clear();
+      this.#syncTimer();
+    };
+  }
+
   subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
     if (!this.#subscriptions.has(taskId)) {
       if (!this.#seen.has(taskId)) this.#seen.set(taskId, this.#currentVersion(taskId));
@@ -1401,6 +1539,7 @@ export class SqliteStore implements A2AStore, PushStore {
 
   /** `seq` 0 means "no new events, re-check" (a turn ended); it is not recorded as seen. */
   #notify(taskId: string, seq: number): void {
+    if (this.#allSubscriptions.size > 0) this.#notifyAll(taskId, seq);
     if (!this.#subscriptions.has(taskId)) return;
     if (seq > 0) this.#seen.set(taskId, seq);
     for (const { listener } of multiMapValues(this.#subscriptions, taskId)) {
@@ -1416,9 +1555,42 @@ export class SqliteStore implements A2AStore, PushStore {
     }
   }
 
+  #notifyAll(taskId: string, seq: number): void {
+    for (const { listener } of [...this.#allSubscriptions]) {
+      try {
+        listener(taskId, seq);
+      } catch (error) {
+        try {
+          this.#onListenerError?.(error, taskId);
+        } catch {
+          // The error handler failed too; nothing is left to report it to.
+        }
+      }
+    }
+  }
+
+  /** Tells subscribeAll's listeners of the tasks whose version changed since they were last seen. */
+  #pollAll(changed: { task_id: string; version: number; updated_at: number }[], since: number): void {
+    let latest = since + ALL_TASKS_CLOCK_MARGIN_MS;
+    for (const { task_id: taskId, version, updated_at: updatedAt } of changed) {
+      latest = Math.max(latest, updatedAt);
+      const seen = this.#allSeen.get(taskId);
+      this.#allSeen.set(taskId, { version, updatedAt });
+      if (seen?.version !== version) this.#notifyAll(taskId, version);
+    }
+    this.#allSince = latest - ALL_TASKS_CLOCK_MARGIN_MS;
+    // Only tasks the next look can return again need remembering.
+    for (const [taskId, { updatedAt }] of this.#allSeen) {
+      if (updatedAt < this.#allSince) this.#allSeen.delete(taskId);
+    }
+  }
+
   /** Runs the poll loop exactly while the store is open, shared and has subscribers. */
   #syncTimer(): void {
-    const wanted = this.supports.crossProcess && this.#statements !== undefined && this.#subscriptions.size > 0;
+    const wanted =
+      this.supports.crossProcess &&
+      this.#statements !== undefined &&
+      (this.#subscriptions.size > 0 || this.#allSubscriptions.size > 0);
     if (wanted && this.#timer === undefined) {
       this.#timer = setInterval(() => this.#poll(), this.#pollIntervalMs);
       this.#timer.unref();
@@ -1430,22 +1602,28 @@ export class SqliteStore implements A2AStore, PushStore {
 
   #poll(): void {
     const statements = this.#statements;
-    if (statements === undefined || this.#subscriptions.size === 0) return;
-    let rows: { task_id: string; version: number }[];
-    let queued: Set<string>;
+    if (statements === undefined || (this.#subscriptions.size === 0 && this.#allSubscriptions.size === 0)) return;
+    let rows: { task_id: string; version: number }[] = [];
+    let queued = new Set<string>();
+    let changed: { task_id: string; version: number; updated_at: number }[] = [];
     let dataVersion: number | undefined;
+    const since = this.#allSince;
     try {
       // Cheap check first: data_version only moves when another connection committed.
       dataVersion = statements.dataVersion.get();
       if (dataVersion === this.#dataVersion) return;
-      const ids = JSON.stringify([...this.#subscriptions.keys()]);
-      rows = statements.taskVersions.all(this.#namespace, ids);
-      queued = new Set(statements.queuedTasks.all(this.#namespace, ids));
+      if (this.#subscriptions.size > 0) {
+        const ids = JSON.stringify([...this.#subscriptions.keys()]);
+        rows = statements.taskVersions.all(this.#namespace, ids);
+        queued = new Set(statements.queuedTasks.all(this.#namespace, ids));
+      }
+      if (this.#allSubscriptions.size > 0) changed = statements.tasksUpdatedSince.all(this.#namespace, since);
     } catch {
       // Transient (locked, or closed between ticks): the next tick tries again.
       return;
     }
     this.#dataVersion = dataVersion;
+    if (this.#allSubscriptions.size > 0) this.#pollAll(changed, since);
     const notified = new Set<string>();
     for (const { task_id: taskId, version } of rows) {
       // Versions only grow, except when a purged task id is created again: report any change.
@@ -1463,6 +1641,12 @@ export class SqliteStore implements A2AStore, PushStore {
     for (const taskId of queued) if (this.#subscriptions.has(taskId)) this.#queued.add(taskId);
   }
 }
+
+/**
+ * How far back subscribeAll's poll looks before the last update it saw: processes on one machine
+ * read one clock, but a commit may take its `updated_at` a little before an earlier one commits.
+ */
+const ALL_TASKS_CLOCK_MARGIN_MS = 2000;
 
 function sqlLimit(limit: number | undefined): number {
   return limit === undefined ? -1 : Math.max(0, Math.trunc(limit));

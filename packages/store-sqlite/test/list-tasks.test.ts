@@ -90,7 +90,7 @@ describe('migration 3 (listTasks)', () => {
       { task_id: 'unreadable', status_ts: NO_STATUS_TIMESTAMP },
     ]);
     expect(check.prepare(`SELECT max(version) FROM ${MIGRATIONS_TABLE}`).pluck().get()).toBe(
-      Math.max(...migrations.map((m) => m.version)),
+      Math.max(...migrations.map((step) => step.version)),
     );
     check.close();
 

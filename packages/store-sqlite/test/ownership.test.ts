@@ -105,7 +105,7 @@ describe('migration 5 (ownership)', () => {
     const store = await openStore();
     const check = new Database(filename, { readonly: true });
     expect(check.prepare(`SELECT max(version) FROM ${MIGRATIONS_TABLE}`).pluck().get()).toBe(
-      Math.max(...migrations.map((m) => m.version)),
+      Math.max(...migrations.map((step) => step.version)),
     );
     expect(check.prepare("SELECT owner, digest FROM a2a_messages WHERE message_id = 'm-old'").all()).toEqual([
       { owner: '', digest: null },

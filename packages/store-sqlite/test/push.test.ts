@@ -61,7 +61,7 @@ describe('migration 4 (push)', () => {
     const store = await openStore();
     const check = new Database(filename, { readonly: true });
     expect(check.prepare(`SELECT max(version) FROM ${MIGRATIONS_TABLE}`).pluck().get()).toBe(
-      Math.max(...migrations.map((m) => m.version)),
+      Math.max(...migrations.map((step) => step.version)),
     );
     check.close();
     await store.savePushConfig({

@@ -90,6 +90,8 @@ describe('options', () => {
       namespaces: true,
       listTasks: true,
       push: true,
+      interruptedTasks: true,
+      cluster: true,
     });
     expect(new SqliteStore({ filename: ':memory:' }).supports).toEqual({
       durable: false,
@@ -98,6 +100,8 @@ describe('options', () => {
       namespaces: true,
       listTasks: true,
       push: true,
+      interruptedTasks: true,
+      cluster: true,
     });
     const memory = new Database(':memory:');
     expect(new SqliteStore({ database: memory }).supports.durable).toBe(false);

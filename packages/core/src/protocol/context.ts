@@ -8,7 +8,7 @@
 export type ProtocolVersion = '0.3' | '1.0';
 
 /** The transport binding a call came through, named as agent cards name them (§5.5.5 `transport`). */
-export type BindingName = 'JSONRPC' | 'HTTP+JSON';
+export type BindingName = 'JSONRPC' | 'HTTP+JSON' | 'GRPC';
 
 /** Who is calling, as authentication established it. */
 export interface Principal {

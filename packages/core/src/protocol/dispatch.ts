@@ -6,6 +6,7 @@
  */
 
 import { A2AError } from '../errors.js';
+import type { MessageSendParams } from '../model/types.js';
 import type { RuntimeLogger } from '../runtime.js';
 import { noTelemetry, type RequestTelemetry, type Telemetry } from '../telemetry.js';
 import type { ProtocolCodec } from './codec.js';
@@ -34,10 +35,19 @@ export type AuthorizeHook = (
 /** What the agent's card declares, read by the capability gate on every call. */
 export type DeclaredCapabilities = Readonly<Record<Capability, boolean>>;
 
+/**
+ * Checks a message a client sends (sendMessage, sendStreamingMessage) after its parameters were
+ * decoded, before authorization: throw an A2AError to refuse it (the plugin refuses media types
+ * the card does not accept with CONTENT_TYPE_NOT_SUPPORTED). `wireParams` are the parameters as
+ * the client sent them, for what the internal model does not keep.
+ */
+export type MessageCheck = (params: MessageSendParams, wireParams: unknown, ctx: CallContext) => void;
+
 export interface DispatcherOptions {
   service: A2AService;
   capabilities: DeclaredCapabilities | (() => DeclaredCapabilities);
   authorize?: AuthorizeHook;
+  checkMessage?: MessageCheck;
   logger?: RuntimeLogger;
   /** Where each call is reported (metrics, traces). @default noTelemetry */
   telemetry?: Telemetry;
@@ -77,6 +87,7 @@ export class Dispatcher {
   readonly #service: A2AService;
   readonly #capabilities: () => DeclaredCapabilities;
   readonly #authorize: AuthorizeHook | undefined;
+  readonly #checkMessage: MessageCheck | undefined;
   readonly #log: RuntimeLogger | undefined;
   readonly #telemetry: Telemetry;
 
@@ -86,6 +97,7 @@ export class Dispatcher {
     const { capabilities } = options;
     this.#capabilities = typeof capabilities === 'function' ? capabilities : () => capabilities;
     this.#authorize = options.authorize;
+    this.#checkMessage = options.checkMessage;
     this.#log = options.logger;
   }
 
@@ -152,6 +164,9 @@ export class Dispatcher {
         );
       }
       params = codec.decode(operation, wireParams, root);
+      if (this.#checkMessage !== undefined && (operation === 'sendMessage' || operation === 'sendStreamingMessage')) {
+        this.#checkMessage(params as MessageSendParams, wireParams, ctx);
+      }
       if (report !== undefined) report.params = params;
     } catch (error) {
       return { kind: 'error', error: publicError(error, this.#log, operation), validated: false };

@@ -43,6 +43,11 @@ export interface DestinationPolicy {
    * @default dns.promises.lookup(hostname, { all: true, verbatim: true })
    */
   readonly resolver?: Resolver;
+  /**
+   * What refusals call the allow-list, so they name the option the user sets (the plugin's is
+   * `pushAllowedCidrs`). @default 'allowCidrs'
+   */
+  readonly allowCidrsName?: string;
 }
 
 export interface CheckedAddress {
@@ -264,7 +269,8 @@ export async function checkDestination(url: string | URL, policy: DestinationPol
       continue;
     }
     const block = `${formatIp(ip)}/${ip.family === 4 ? 32 : 128}`;
-    throw refused(`${subject} ${what}; allow it with allowCidrs (e.g. "${block}") if the receiver is trusted.`, data);
+    const option = policy.allowCidrsName ?? 'allowCidrs';
+    throw refused(`${subject} ${what}; allow it with ${option} (e.g. "${block}") if the receiver is trusted.`, data);
   }
 
   const destination: CheckedDestination = Object.freeze({

@@ -134,10 +134,20 @@ export class Follower {
     }
   }
 
-  /** Resolves once the turn of user message `messageId` has ended, wherever it runs. */
-  async waitForTurnEnd(taskId: string, messageId: string, ctx: StoreCallContext | undefined): Promise<void> {
+  /**
+   * Resolves once the turn of user message `messageId` has ended, wherever it runs, or after
+   * `maxWaitMs` (the runtime's blockingSendMaxWaitMs) when given.
+   */
+  async waitForTurnEnd(
+    taskId: string,
+    messageId: string,
+    ctx: StoreCallContext | undefined,
+    maxWaitMs?: number,
+  ): Promise<void> {
     const startSeq = await this.turnStartSeq(taskId, messageId, ctx);
-    for await (const _ of this.follow(taskId, startSeq, followOptions({}, ctx, { turnMessageId: messageId }))) {
+    const signal = maxWaitMs === undefined ? undefined : AbortSignal.timeout(maxWaitMs);
+    const options = followOptions(signal === undefined ? {} : { signal }, ctx, { turnMessageId: messageId });
+    for await (const _ of this.follow(taskId, startSeq, options)) {
       // drain: follow returns at the turn's end
     }
   }

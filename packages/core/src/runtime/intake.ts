@@ -41,7 +41,7 @@ export type Accepted = { kind: 'turn'; turn: Turn } | Retry;
 export interface IntakeOptions {
   readonly store: A2AStore;
   /** What a reused messageId with different content gets (see A2ARuntimeOptions.messageIdReuse). @default 'reject' */
-  readonly messageIdReuse?: 'reject' | 'replay';
+  readonly messageIdReuse?: 'reject' | 'replay' | 'ignore';
   readonly events: Events;
   readonly log: RuntimeLogger;
   /** The worker recorded as running the turns taken in. */
@@ -71,7 +71,7 @@ export class Intake {
   readonly #workerId: string;
   readonly #scheduler: IntakeOptions['scheduler'];
   readonly #telemetry: Telemetry;
-  readonly #messageIdReuse: 'reject' | 'replay';
+  readonly #messageIdReuse: 'reject' | 'replay' | 'ignore';
 
   constructor(options: IntakeOptions) {
     this.#store = options.store;
@@ -88,7 +88,19 @@ export class Intake {
    * @throws {A2AError} TASK_NOT_FOUND for an unknown taskId; INVALID_PARAMS for a message to a
    *   terminal task (§6.3), a contextId that is not the task's, or a messageId used in another context.
    */
-  async accept(params: MessageSendParams, ctx: CallContext, options: AcceptOptions = {}): Promise<Accepted> {
+  accept(params: MessageSendParams, ctx: CallContext, options: AcceptOptions = {}): Promise<Accepted> {
+    return this.#messageIdReuse === 'ignore'
+      ? this.#acceptAsNew(params, ctx, options)
+      : this.#accept(params, ctx, options, true);
+  }
+
+  /** {@link accept}; with `recogniseRetries` false, a known message id is refused by the store rather than answered as a retry. */
+  async #accept(
+    params: MessageSendParams,
+    ctx: CallContext,
+    options: AcceptOptions,
+    recogniseRetries: boolean,
+  ): Promise<Accepted> {
     const store = this.#store;
     const storeContext = storeContextOf(ctx);
     const owner = ownerOf(ctx);
@@ -104,7 +116,7 @@ export class Intake {
     if (incoming.taskId !== undefined) {
       // Another principal's task is "not found", as one that never existed.
       const record = await readOwnTask(store, incoming.taskId, owner, storeContext);
-      if (isTerminalState(record.task.status.state)) {
+      if (recogniseRetries && isTerminalState(record.task.status.state)) {
         // A retry of the message that finished the task gets the task, not "terminal" (-32602).
         const retry = await this.#knownRetry(incoming, owner, storeContext);
         if (retry !== undefined) return retry;
@@ -173,7 +185,7 @@ export class Intake {
         })
       )?.turn;
     } catch (error) {
-      if (A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE') {
+      if (recogniseRetries && A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE') {
         // The same message reached another worker at the same moment; answer like a retry.
         const retry = await this.#knownRetry(incoming, owner, storeContext);
         if (retry !== undefined) return retry;
@@ -194,6 +206,35 @@ export class Intake {
     );
     this.#scheduler.schedule(turn);
     return { kind: 'turn', turn };
+  }
+
+  /**
+   * `messageIdReuse: 'ignore'`: the message is new whatever its id (A2A 1.0 §3.3.1 makes
+   * deduplication a MAY; clients that build ids per session send one id for many requests). The
+   * store's message index still holds one entry per id and caller, so a message whose id is taken
+   * is kept under a new one (`<id>#<uuid>`, what its task's history shows), and is never taken
+   * for a retry. The task is written before its agent runs (no deferred creation): a deferred
+   * commit refused for its id would be answered as a retry.
+   */
+  async #acceptAsNew(params: MessageSendParams, ctx: CallContext, options: AcceptOptions): Promise<Accepted> {
+    const { message } = params;
+    const taken = (await this.#store.findMessage(message.messageId, storeContextOf(ctx), ownerOf(ctx))) !== undefined;
+    const renamed = (): MessageSendParams => ({
+      ...params,
+      message: { ...message, messageId: `${message.messageId}#${this.#events.newId()}` },
+    });
+    const asNew = taken ? renamed() : params;
+    const written = { ...options, deferCreation: false };
+    try {
+      return await this.#accept(asNew, ctx, written, false);
+    } catch (error) {
+      // The same id reached the store at the same moment from another request: a new id, once
+      // (a generated one cannot be taken).
+      if (!taken && A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE') {
+        return this.#accept(renamed(), ctx, written, false);
+      }
+      throw error;
+    }
   }
 
   /**

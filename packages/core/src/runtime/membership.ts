@@ -5,7 +5,9 @@
  * a timer that only a live member should do (retention, push delivery) runs as its background jobs.
  */
 
-import type { TurnTicket } from '../coordination.js';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { ExpiredWorker, TurnTicket, WorkerDescription } from '../coordination.js';
 import { isFinalState } from '../model/types.js';
 import type { A2AStore, Clock } from '../store.js';
 import { noTelemetry, type Telemetry } from '../telemetry.js';
@@ -30,6 +32,8 @@ export interface MembershipOptions {
 }
 
 export class Membership {
+  /** This process start, recorded with the lease (stores with `supports.cluster`). */
+  readonly description: WorkerDescription;
   /** Jobs that run while this worker is a member: they start after it joined and stop when it leaves. */
   readonly jobs: BackgroundJobs;
   readonly #store: A2AStore;
@@ -65,6 +69,7 @@ export class Membership {
     this.#onLeaseLost = options.onLeaseLost;
     this.#telemetry = options.telemetry ?? noTelemetry;
     this.#retryMs = Math.max(10, Math.min(1000, this.#leaseTtlMs / 4));
+    this.description = { incarnation: randomUUID(), host: hostname(), pid: process.pid, startedAt: this.#clock() };
     this.jobs = new BackgroundJobs(options.log);
     // Renew well before the lease ends (a renewal that fails is retried within a second), and look
     // for dead workers as often: a worker that dies is found at most 1.25 × leaseTtlMs after its
@@ -81,7 +86,15 @@ export class Membership {
 
   /** Takes this worker's lease, reaps dead workers once, then keeps renewing and starts the jobs. */
   async join(): Promise<void> {
-    await this.#store.heartbeat(this.#workerId, this.#clock() + this.#leaseTtlMs);
+    const leaseUntil = this.#clock() + this.#leaseTtlMs;
+    if (this.#store.supports.cluster === true && this.#store.joinWorker !== undefined) {
+      // A worker restarted under the same workerId (set by the user) within the lease TTL finds
+      // its predecessor's lease: it fails the turns that start left, as a reaper would (issue 23).
+      const predecessor = await this.#store.joinWorker(this.#workerId, leaseUntil, this.description);
+      if (predecessor !== undefined) await this.#reapPredecessor(predecessor);
+    } else {
+      await this.#store.heartbeat(this.#workerId, leaseUntil);
+    }
     this.#lease.start();
     await this.#lease.run();
     if (!this.#leaving) this.jobs.start();
@@ -168,6 +181,22 @@ export class Membership {
       }
       this.#log.warn({ workerId: dead.workerId, turns: dead.turns.length }, 'a2a: reaped a dead worker');
       this.#telemetry.workerReaped(dead.turns.length);
+    }
+  }
+
+  async #reapPredecessor(predecessor: ExpiredWorker): Promise<void> {
+    const since = new Date(predecessor.lastHeartbeat).toISOString();
+    for (const slot of predecessor.turns) {
+      await this.#failAbandonedTurn(
+        slot,
+        `Worker lost: worker "${predecessor.workerId}" restarted (last heartbeat of the previous process ${since}) before the turn finished.`,
+      );
+    }
+    if (predecessor.turns.length > 0) {
+      this.#log.warn(
+        { workerId: predecessor.workerId, turns: predecessor.turns.length },
+        "a2a: failed the turns this worker id's previous process left running",
+      );
     }
   }
 

@@ -17,6 +17,14 @@ export interface RuntimeLogger {
 
 export const silentLogger: RuntimeLogger = { debug() {}, info() {}, warn() {}, error() {} };
 
+/** When interrupted tasks expire (see A2ARuntimeOptions.interruptedExpiry). */
+export interface InterruptedExpiryOptions {
+  /** A task waiting in input-required or auth-required for longer than this (since its status timestamp) is failed. */
+  ttlMs: number;
+  /** How often each worker looks for such tasks. @default the smaller of ttlMs and 60_000 */
+  sweepIntervalMs?: number;
+}
+
 export interface RetentionOptions {
   /** Terminal tasks last updated longer ago than this are purged. @default 86_400_000 (24 h) */
   ttlMs?: number;
@@ -39,6 +47,8 @@ export interface PushOptions {
   allowCidrs?: readonly string[];
   /** Resolves webhook host names, at set time and before each delivery. @default dns.promises.lookup (all addresses) */
   resolver?: Resolver;
+  /** What refusals call {@link allowCidrs}, so they name the option its user sets. @default 'allowCidrs' */
+  allowCidrsName?: string;
   /**
    * At most one POST per config per this many ms while the task is in a non-final state, carrying
    * the latest state; terminal and interrupted states go out at once. 0 turns throttling off.
@@ -91,15 +101,26 @@ export interface A2ARuntimeOptions {
   generateId?: () => string;
   /** Periodic purge of old terminal tasks; `false` disables it. @default {} (24 h TTL) */
   retention?: RetentionOptions | false;
+  /**
+   * Expiry of interrupted tasks: a task left in `input-required` or `auth-required` longer than
+   * `ttlMs` is moved to `failed` with a status message saying why, so it stops holding its context
+   * (retention then purges both like any terminal task). Every worker sweeps; each task is expired
+   * once (a version-checked commit), and a task whose follow-up message was recorded in time is
+   * spared. Needs `store.supports.interruptedTasks`. @default undefined (interrupted tasks wait for good)
+   */
+  interruptedExpiry?: InterruptedExpiryOptions;
   /** This process's identity in the store's worker leases. @default `<hostname>-<pid>-<random>` */
   workerId?: string;
   /**
    * What a message whose `messageId` the caller already used, with different content, gets:
    * `'reject'` (-32602: a message id names one message; a retry resends it unchanged) or
    * `'replay'` (the original task, as for a retry; the A2A TCK's concurrency tests reuse one id
-   * for different texts). @default 'reject'
+   * for different texts). `'ignore'`: message ids do not identify retries at all (A2A 1.0 §3.3.1
+   * makes deduplication a MAY): every message is new, as the official SDKs behave, and one whose
+   * id its caller already used is kept as `<id>#<uuid>`; a client retrying after a lost answer
+   * then runs the agent twice. @default 'reject'
    */
-  messageIdReuse?: 'reject' | 'replay';
+  messageIdReuse?: 'reject' | 'replay' | 'ignore';
   /**
    * When a blocking message/send starts a new task in a new context, the task is written together
    * with the agent's first updates (one commit instead of two; for an agent that finishes at once,
@@ -112,6 +133,18 @@ export interface A2ARuntimeOptions {
    * config and messages in an existing context or task are always written first. @default false
    */
   createTaskBeforeRun?: boolean;
+  /**
+   * The longest a blocking message/send waits for its turn to settle; then it answers with the
+   * task as it is (`submitted` or `working`), and the client follows up with tasks/get (GetTask)
+   * or tasks/resubscribe (SubscribeToTask), as after a non-blocking send. Keeps a long turn from
+   * holding the request past a load balancer's idle timeout. A2A 1.0 (§3.2.2,
+   * `returnImmediately: false`) says a blocking send waits for a terminal or interrupted state:
+   * setting this trades that for answers that arrive. With it set, a blocking send writes its
+   * task before its agent runs (see `createTaskBeforeRun`), so the task can be read when the answer
+   * comes early. Neither version's SendMessageConfiguration has a field for a per-request wait.
+   * @default undefined (wait until the turn settles)
+   */
+  blockingSendMaxWaitMs?: number;
   /**
    * A worker that has not renewed its lease for this long is considered dead: another worker
    * fails its running tasks ("worker lost"). Leases are renewed every quarter of this. @default 15000

@@ -41,7 +41,17 @@ export class PushConfigs {
    * @throws {A2AError} PUSH_URL_REFUSED (-32602) saying why.
    */
   async check(config: PushNotificationConfig): Promise<CheckedPushConfig> {
-    await checkDestination(config.url, this.#policy);
+    try {
+      await checkDestination(config.url, this.#policy);
+    } catch (error) {
+      // A name that does not resolve *yet* (a transient DNS failure, a receiver being deployed) is
+      // no reason to lose the client's webhook: every delivery runs the whole check again, and
+      // connects only to the addresses it checked (issue 23). What resolves to a refused range,
+      // and every literal address, is refused here.
+      if (!(A2AError.is(error) && (error.data as { reason?: unknown } | undefined)?.reason === 'unresolvable')) {
+        throw error;
+      }
+    }
     return { config };
   }
 
@@ -126,6 +136,7 @@ export function destinationPolicy(options: PushOptions): DestinationPolicy {
     ...(options.allowHosts === undefined ? {} : { allowHosts: options.allowHosts }),
     ...(options.allowCidrs === undefined ? {} : { allowCidrs: options.allowCidrs }),
     ...(options.resolver === undefined ? {} : { resolver: options.resolver }),
+    ...(options.allowCidrsName === undefined ? {} : { allowCidrsName: options.allowCidrsName }),
   };
 }
 

@@ -17,6 +17,7 @@
 
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { WorkerDescription } from '../coordination.js';
 import { A2AError, lastEventIdPastEnd, taskNotCancelable } from '../errors.js';
 import { toExecutor } from '../executor.js';
 import { withHistoryLength } from '../model/task-state.js';
@@ -44,9 +45,11 @@ import { Events } from './events.js';
 import { Follower, followOptions } from './follower.js';
 import { Intake, type Retry } from './intake.js';
 import { runLogged } from './jobs/background.js';
+import { InterruptedExpiry } from './jobs/interrupted-expiry.js';
 import { PushDeliverer } from './jobs/push.js';
 import { Retention } from './jobs/retention.js';
 import { Membership } from './membership.js';
+import { OperatorActions } from './operator.js';
 import { type A2ARuntimeOptions, type RuntimeLogger, type StreamOptions, silentLogger } from './options.js';
 import { ownerOf, readOwnTask } from './ownership.js';
 import { type CheckedPushConfig, PushConfigs } from './push-configs.js';
@@ -66,12 +69,15 @@ export class A2ARuntime {
   readonly #events: Events;
   readonly #membership: Membership;
   readonly #retention: Retention;
+  /** Present when interrupted tasks expire (`options.interruptedExpiry`). */
+  readonly #interruptedExpiry: InterruptedExpiry | undefined;
   readonly #intake: Intake;
   readonly #scheduler: Scheduler;
   readonly #follower: Follower;
   /** Present when push notifications are on (`options.push`). */
   readonly #pushConfigs: PushConfigs | undefined;
   readonly #pushDeliverer: PushDeliverer | undefined;
+  #operator: OperatorActions | undefined;
   #started: Promise<void> | undefined;
   #draining: Promise<DrainSummary> | undefined;
   #closing: Promise<void> | undefined;
@@ -125,6 +131,11 @@ export class A2ARuntime {
     });
     this.#retention = new Retention(store, clock, log);
     if (options.retention !== false) this.#membership.jobs.add(this.#retention.job(options.retention));
+    this.#interruptedExpiry =
+      options.interruptedExpiry === undefined
+        ? undefined
+        : new InterruptedExpiry(store, clock, events, log, options.interruptedExpiry);
+    if (this.#interruptedExpiry !== undefined) this.#membership.jobs.add(this.#interruptedExpiry.job());
     if (options.push !== undefined) {
       if (!hasPushStore(store)) {
         throw new A2AError(
@@ -160,6 +171,21 @@ export class A2ARuntime {
   }
 
   /** Opens the store, takes this worker's lease and starts the lease and retention timers. */
+  /** Actions of an operator (the plugin's monitor) on any task, whoever owns it; see OperatorActions. */
+  get operator(): OperatorActions {
+    this.#operator ??= new OperatorActions({
+      store: this.store,
+      events: this.#events,
+      abortTask: (taskId) => this.#scheduler.abortTask(taskId),
+    });
+    return this.#operator;
+  }
+
+  /** This process start as recorded with its lease (stores with `supports.cluster`). */
+  get worker(): WorkerDescription {
+    return this.#membership.description;
+  }
+
   start(): Promise<void> {
     this.#started ??= this.#start();
     return this.#started;
@@ -190,6 +216,15 @@ export class A2ARuntime {
    */
   get leaseCurrent(): boolean {
     return this.#started !== undefined && !this.#membership.leaseLost && this.#draining === undefined;
+  }
+
+  /**
+   * Fails the interrupted tasks that waited longer than `interruptedExpiry.ttlMs` and resolves with
+   * how many; the expiry job calls this every `sweepIntervalMs`. 0 when the option is off.
+   */
+  async expireInterruptedTasks(): Promise<number> {
+    await this.start();
+    return this.#interruptedExpiry === undefined ? 0 : this.#interruptedExpiry.sweep();
   }
 
   /** Turns this worker accepted and has not finished (queued behind their context, or running). */
@@ -259,13 +294,19 @@ export class A2ARuntime {
     const blocking = params.configuration?.blocking !== false;
     // A blocking send shows the task to no one before its answer: its task may be written with the
     // agent's first updates (see A2ARuntimeOptions.createTaskBeforeRun).
-    const deferCreation = blocking && push === undefined && this.#options.createTaskBeforeRun !== true;
+    // With a max wait the answer may come before the turn's first write: the task must exist by then.
+    const maxWaitMs = this.#options.blockingSendMaxWaitMs;
+    const deferCreation =
+      blocking && push === undefined && this.#options.createTaskBeforeRun !== true && maxWaitMs === undefined;
     const accepted = await this.#intake.accept(params, ctx, { deferCreation });
     if (push !== undefined) await this.#saveSendPushConfig(push, accepted, ctx);
     if (accepted.kind === 'retry') return this.#answerRetry(accepted, blocking, historyLength, ctx);
     const { turn } = accepted;
     if (!blocking) return withHistoryLength(turn.writer.task, historyLength);
-    const outcome = await turn.outcome.promise;
+    const outcome =
+      maxWaitMs === undefined ? await turn.outcome.promise : await settledWithin(turn.outcome.promise, maxWaitMs);
+    // Waited long enough: the task as last written; the client polls or subscribes for the rest.
+    if (outcome === undefined) return withHistoryLength(turn.writer.task, historyLength);
     if (turn.abortCause === 'superseded') {
       // The same message was recorded first by another send racing this one: answer as its retry.
       const retried = await this.#intake.recogniseRetry(params.message, ctx);
@@ -285,7 +326,11 @@ export class A2ARuntime {
     historyLength: number | undefined,
     ctx: CallContext,
   ): Promise<Task> {
-    if (blocking) await this.#follower.waitForTurnEnd(accepted.taskId, accepted.messageId, storeContextOf(ctx));
+    if (blocking) {
+      const maxWaitMs = this.#options.blockingSendMaxWaitMs;
+      const { taskId, messageId } = accepted;
+      await this.#follower.waitForTurnEnd(taskId, messageId, storeContextOf(ctx), maxWaitMs);
+    }
     return this.getTask({ id: accepted.taskId, ...(historyLength !== undefined ? { historyLength } : {}) }, ctx);
   }
 
@@ -518,5 +563,18 @@ export class A2ARuntime {
       );
     }
     return this.#pushConfigs;
+  }
+}
+
+/** The promise's value if it settles within `ms`, else undefined (it keeps running). */
+async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, expired]);
+  } finally {
+    clearTimeout(timer);
   }
 }

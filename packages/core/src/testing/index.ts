@@ -9,11 +9,13 @@
  */
 
 import { activeTasks } from './active-tasks.js';
+import { cluster } from './cluster.js';
 import { concurrency } from './concurrency.js';
 import { contextStore } from './context-store.js';
 import { eventLog } from './event-log.js';
 import type { ConformanceOptions } from './harness.js';
 import { history } from './history.js';
+import { interruptedTasks } from './interrupted-tasks.js';
 import { isolation } from './isolation.js';
 import { leases } from './leases.js';
 import { lifecycle } from './lifecycle.js';
@@ -43,10 +45,12 @@ export type {
 } from './harness.js';
 export {
   activeTasks,
+  cluster,
   concurrency,
   contextStore,
   eventLog,
   history,
+  interruptedTasks,
   isolation,
   leases,
   lifecycle,
@@ -71,6 +75,7 @@ export const conformanceModules: Readonly<Record<string, (options: ConformanceOp
   listTasks,
   eventLog,
   activeTasks,
+  interruptedTasks,
   contextStore,
   concurrency,
   notifications,
@@ -78,6 +83,7 @@ export const conformanceModules: Readonly<Record<string, (options: ConformanceOp
   ownership,
   turnQueue,
   leases,
+  cluster,
   push,
   retention,
   isolation,

@@ -4,11 +4,11 @@ import { type ConformanceOptions, defineModule } from './harness.js';
 /** open/close/ping and the declared capabilities. */
 export function lifecycle(options: ConformanceOptions): void {
   defineModule(options, 'lifecycle', (test) => {
-    test('declares its capabilities as booleans; listTasks and push, when declared, come with their methods', async ({
+    test('declares its capabilities as booleans; listTasks, push and interruptedTasks, when declared, come with their methods', async ({
       expect,
       store,
     }) => {
-      const { listTasks, push, ...required } = store.supports;
+      const { listTasks, push, interruptedTasks, cluster, ...required } = store.supports;
       expect(required).toEqual({
         durable: expect.any(Boolean),
         crossProcess: expect.any(Boolean),
@@ -18,7 +18,15 @@ export function lifecycle(options: ConformanceOptions): void {
       // Optional: a store written before listTasks existed leaves it out.
       if (listTasks !== undefined) expect(listTasks).toEqual(expect.any(Boolean));
       if (listTasks === true) expect(store.listTasks).toEqual(expect.any(Function));
+      if (interruptedTasks !== undefined) expect(interruptedTasks).toEqual(expect.any(Boolean));
+      if (interruptedTasks === true) expect(store.listInterruptedTasks).toEqual(expect.any(Function));
       if (push !== undefined) expect(push).toEqual(expect.any(Boolean));
+      if (cluster !== undefined) expect(cluster).toEqual(expect.any(Boolean));
+      if (cluster === true) {
+        for (const method of [store.joinWorker, store.listWorkers, store.subscribeAll]) {
+          expect(method).toEqual(expect.any(Function));
+        }
+      }
       if (push === true) {
         for (const method of [
           store.savePushConfig,

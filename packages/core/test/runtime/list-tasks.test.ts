@@ -320,7 +320,8 @@ describe('listTasks', () => {
     expect(calls).toEqual([
       // owner null: an anonymous caller sees the anonymous tasks only.
       { query: { limit: 5, state: 'working', owner: null }, ctx: undefined },
-      { query: { limit: 50, owner: 'alice' }, ctx: { principal: { id: 'alice' }, tenant: 'acme' } },
+      // Within a tenant, the owner is the tenant and the principal together (issue 23: tenants isolate).
+      { query: { limit: 50, owner: '\u001eacme\u001ealice' }, ctx: { principal: { id: 'alice' }, tenant: 'acme' } },
     ]);
   });
 

@@ -154,6 +154,21 @@ export class Authentication {
     return outcome;
   }
 
+  /**
+   * Authenticates a call that reached the agent through a listener other than Fastify's (the gRPC
+   * binding): its credentials as HTTP header names carry them (gRPC metadata keys are lowercase
+   * header names). Authenticators read `headers`; the function form of the option gets a stand-in
+   * for the request with `headers`, `id` and `log` only.
+   */
+  authenticateHeaders(
+    headers: Readonly<Record<string, string | undefined>>,
+    id: string,
+    log: FastifyBaseLogger,
+  ): Promise<Principal | AuthenticationRefusal> {
+    const standIn = { id, headers, log, query: {}, params: {} } as unknown as FastifyRequest;
+    return this.authenticate(standIn);
+  }
+
   async #byFunction(request: FastifyRequest): Promise<Principal | AuthenticationRefusal> {
     let principal: Principal | null | undefined;
     try {

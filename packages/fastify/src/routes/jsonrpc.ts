@@ -13,11 +13,20 @@ import {
   jsonRpc1_0,
   type ProtocolVersion,
 } from '@fastify-a2a/core';
-import type { FastifyError, FastifyPluginAsync } from 'fastify';
+import type {
+  FastifyError,
+  FastifyInstance,
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  HTTPMethods,
+} from 'fastify';
 import { type Authentication, requireAuthentication } from '../auth/authentication.js';
 import { limitBodyTime } from '../body-deadline.js';
 import { RequestContext, requestedVersion } from '../context.js';
+import { lingerAfterAnswer } from '../lingering-close.js';
 import { SSE_ROUTE_OPTIONS, type StreamHub } from '../sse.js';
+import { tenantOf } from '../tenants.js';
 
 export interface JsonRpcRoutesOptions {
   binding: JsonRpcBinding;
@@ -26,6 +35,11 @@ export interface JsonRpcRoutesOptions {
   bodyTimeoutMs: number;
   /** Authenticates every call before its body is read; undefined when the agent is open. */
   authentication: Authentication | undefined;
+  /**
+   * The agent's prefix (the scope's), to tell whether a route is already registered. Not named
+   * `prefix`: Fastify would take that for a register prefix and apply it a second time. @default ''
+   */
+  agentPrefix?: string;
 }
 
 /** `application/json`, or any `application/*+json`, with parameters. */
@@ -46,7 +60,7 @@ const CLIENT_ERRORS = new Set([
 
 export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
   scope,
-  { binding, streams, bodyLimit, bodyTimeoutMs, authentication },
+  { binding, streams, bodyLimit, bodyTimeoutMs, authentication, agentPrefix = '' },
 ) => {
   if (authentication !== undefined) {
     // The body is not read yet, so the answer's id is null (JSON-RPC 2.0 §5: the id could not be
@@ -79,6 +93,7 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
         'INVALID_REQUEST',
         `Invalid Request: the body is larger than the ${bodyLimit}-byte limit.`,
       );
+      lingerAfterAnswer(request, bodyTimeoutMs > 0 ? bodyTimeoutMs : undefined);
       return reply.code(413).send(errorResponse(null, tooLarge, jsonRpc0_3));
     }
     if (error.code !== undefined && CLIENT_ERRORS.has(error.code)) {
@@ -109,7 +124,7 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
     return reply.code(serverStatus).send(errorResponse(null, internal, jsonRpc0_3));
   });
 
-  scope.post('/a2a', { sse: SSE_ROUTE_OPTIONS }, async (request, reply) => {
+  const handler = async (request: FastifyRequest, reply: FastifyReply) => {
     const contentType = request.headers['content-type'];
     if (!isJsonContentType(contentType)) {
       const invalid = new A2AError(
@@ -127,8 +142,12 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
     }
     // Which version answered (the spec names no header for it; this one mirrors the request's).
     reply.header('A2A-Version', version);
-    const ctx = new RequestContext(request, 'JSONRPC', version);
-    const outcome = await binding.handle(request.body ?? '', ctx);
+    // Parsed here (the binding takes a parsed body as it is; it answers a body that does not parse),
+    // since 1.0 requests carry their tenant in their params (§11.4); 0.3 has none.
+    const body = parsedJson(request.body ?? '');
+    const tenant = version === '0.3' ? undefined : tenantOf((body as { params?: unknown } | null)?.params);
+    const ctx = new RequestContext(request, 'JSONRPC', version, tenant);
+    const outcome = await binding.handle(body, ctx);
     if (outcome.type === 'response') {
       if (outcome.status !== undefined) return reply.code(outcome.status).send(outcome.response);
       if (!outcome.asEvent) return outcome.response;
@@ -138,5 +157,34 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
     // Returned, not awaited: a held stream then keeps no suspended frame of this handler
     // (bench/PROFILE.md, per-stream memory).
     return streams.pipe(reply, outcome, ctx.signal);
-  });
+  };
+  // Served with and without a trailing slash: clients that join a base URL and a path (httpx's
+  // base_url, several SDKs) POST to `…/a2a/`, and Fastify's own 404 is no JSON-RPC answer they
+  // could read (issue 23).
+  for (const url of withTrailingSlash(scope, agentPrefix, 'POST', '/a2a')) {
+    scope.post(url, { sse: SSE_ROUTE_OPTIONS }, handler);
+  }
 };
+
+/**
+ * `path` and `path/`, or only `path` when the application's router already treats them as one
+ * (`ignoreTrailingSlash`), where registering both would be a duplicate route. `prefix` is the
+ * scope's, as `hasRoute` matches full URLs.
+ */
+export function withTrailingSlash(scope: FastifyInstance, prefix: string, method: HTTPMethods, path: string): string[] {
+  if (path.endsWith('/')) return [path];
+  const slashed = `${path}/`;
+  const routerOptions = (scope.initialConfig as { routerOptions?: { ignoreTrailingSlash?: boolean } }).routerOptions;
+  const ignored = routerOptions?.ignoreTrailingSlash ?? scope.initialConfig.ignoreTrailingSlash ?? false;
+  return ignored || scope.hasRoute({ method, url: `${prefix}${slashed}` }) ? [path] : [path, slashed];
+}
+
+/** The body as JSON, or as it came when it is not JSON (the binding answers that with a parse error). */
+function parsedJson(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return body;
+  }
+}

@@ -20,8 +20,10 @@ import fp from 'fastify-plugin';
 import { type Authentication, requireAuthentication } from '../auth/authentication.js';
 import { limitBodyTime } from '../body-deadline.js';
 import { RequestContext, requestedVersion } from '../context.js';
+import { lingerAfterAnswer } from '../lingering-close.js';
 import { SSE_ROUTE_OPTIONS, type StreamHub } from '../sse.js';
-import { isJsonContentType } from './jsonrpc.js';
+import { tenantOf } from '../tenants.js';
+import { isJsonContentType, withTrailingSlash } from './jsonrpc.js';
 
 export interface RestRoutesOptions {
   binding: RestBinding;
@@ -50,6 +52,19 @@ export function fastifyPath(route: RestRoute): string {
 }
 
 const noBody = Symbol('no body');
+
+/**
+ * The media type of an answer in `mapping`'s version: 1.0's protocol requirements (§11.1) say
+ * `application/json` for requests and responses, while its examples and IANA section name
+ * `application/a2a+json`, and conformance clients require the former, errors included. So
+ * `application/json`, unless the request's `Accept` asks for the version's own type by name.
+ */
+export function answerMediaType(request: FastifyRequest, mapping: RestMapping): string {
+  if (mapping.mediaType === 'application/json') return mapping.mediaType;
+  const accept = request.headers.accept;
+  const asked = typeof accept === 'string' && accept.toLowerCase().includes(mapping.mediaType);
+  return asked ? mapping.mediaType : 'application/json';
+}
 
 /** `text` ending with a full stop. */
 function sentence(text: string): string {
@@ -110,7 +125,7 @@ async function restScope(
     const answer = mapping.error(error);
     return reply
       .code(status ?? answer.status)
-      .type(`${mapping.mediaType}; charset=utf-8`)
+      .type(`${answerMediaType(reply.request, mapping)}; charset=utf-8`)
       .send(answer.body);
   };
   // Every path of the binding, unknown ones included: an unauthenticated client learns nothing of
@@ -118,6 +133,7 @@ async function restScope(
   if (authentication !== undefined) requireAuthentication(scope, authentication, answerError);
   scope.setErrorHandler((error: FastifyError, request, reply) => {
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
+      lingerAfterAnswer(request, bodyTimeoutMs > 0 ? bodyTimeoutMs : undefined);
       return answerError(
         reply,
         new A2AError('INVALID_REQUEST', `Invalid Request: the body is larger than the ${bodyLimit}-byte limit.`),
@@ -184,14 +200,19 @@ async function restScope(
     }
     const resolved = binding.resolve(version, request.method, bindingPath(request, prefixSegments));
     if ('error' in resolved) return answerError(reply, resolved.error);
-    const ctx = new RequestContext(request, 'HTTP+JSON', version, resolved.match.path.tenant);
+    // 1.0: the `/{tenant}` segment, else a `tenant` member of the body or query (§11.4).
+    const tenant = version === '0.3' ? undefined : tenantOf(resolved.match.path, body, request.query);
+    const ctx = new RequestContext(request, 'HTTP+JSON', version, tenant);
     const outcome = await binding.handleMatch(
       resolved.match,
       { query: (request.query ?? {}) as Record<string, unknown>, body: body === noBody ? undefined : body },
       ctx,
     );
     if (outcome.type === 'response') {
-      return reply.code(outcome.status).type(`${mapping.mediaType}; charset=utf-8`).send(outcome.body);
+      return reply
+        .code(outcome.status)
+        .type(`${answerMediaType(request, mapping)}; charset=utf-8`)
+        .send(outcome.body);
     }
     // Returned, not awaited: a held stream then keeps no suspended frame of this handler
     // (bench/PROFILE.md, per-stream memory).
@@ -204,7 +225,11 @@ async function restScope(
     const key = `${route.method} ${url}`;
     if (registered.has(key)) continue;
     registered.add(key);
-    scope.route({ method: route.method, url, sse: SSE_ROUTE_OPTIONS, handler });
+    // With a trailing slash too, as JSON-RPC's endpoint (issue 23); 0.3's `/v1/…/` reaches the
+    // binding through the wildcard below. The binding's router reads the path without it.
+    for (const path of url.startsWith('/v1/') ? [url] : withTrailingSlash(scope, prefix, route.method, url)) {
+      scope.route({ method: route.method, url: path, sse: SSE_ROUTE_OPTIONS, handler });
+    }
   }
 
   // The rest of `<prefix>/v1/…` (unknown paths, and known paths under another method) goes to the

@@ -111,7 +111,8 @@ describe('bearer tokens', () => {
       { 'a2a-version': '1.0' },
     );
     expect(v10.statusCode).toBe(401);
-    expect(v10.headers['content-type']).toMatch(/^application\/a2a\+json/);
+    // application/json unless Accept names application/a2a+json (issue 23: 1.0 §11.1).
+    expect(v10.headers['content-type']).toMatch(/^application\/json/);
     expect(v10.json()).toMatchObject({ error: { code: 401, status: 'UNAUTHENTICATED' } });
     const ok = await rest(
       t.app,

@@ -3,7 +3,7 @@
  * Environment: STORE_URL, WORKER_ID, LEASE_TTL_MS, DRAIN_TIMEOUT_MS, TRACE_FILE (turn start/end and
  * aborts are appended there, one JSON line each, so the test sees what ran where and when);
  * PUSH_ALLOWED_CIDRS turns push notifications on (with PUSH_CLAIM_TTL_MS, PUSH_POLL_INTERVAL_MS,
- * PUSH_THROTTLE_MS).
+ * PUSH_THROTTLE_MS); MONITOR_TOKEN turns the monitor on, for operator "operator" with that bearer token.
  * Prints `READY <port>` once listening; closes gracefully on SIGTERM. Authentication is on, as in a
  * deployment with users: `Authorization: Bearer tok-<name>` is principal <name>, and a request
  * without credentials (most scenarios) is principal "tester".
@@ -12,7 +12,7 @@ import { appendFileSync } from 'node:fs';
 import type { TurnContext } from '@fastify-a2a/core';
 import Fastify from 'fastify';
 import { demoCard, echoAgent, sleep } from '../../../../examples/demo/src/agents.js';
-import { a2aPlugin } from '../../src/index.js';
+import { a2aPlugin, operatorTokens } from '../../src/index.js';
 
 const workerId = process.env.WORKER_ID ?? `worker-${process.pid}`;
 const traceFile = process.env.TRACE_FILE;
@@ -90,6 +90,9 @@ await app.register(a2aPlugin, {
     const token = /^Bearer tok-(\w+)$/.exec(request.headers.authorization ?? '');
     return { id: token?.[1] ?? 'tester' };
   },
+  ...(process.env.MONITOR_TOKEN === undefined
+    ? {}
+    : { monitor: { authorize: operatorTokens({ [process.env.MONITOR_TOKEN]: 'operator' }) } }),
   ...(process.env.PUSH_ALLOWED_CIDRS === undefined
     ? {}
     : {

@@ -181,7 +181,7 @@ export type StreamOutcome = { ok: true; stream: OpenStream } | Failure;
 export type PushOperation = 'set' | 'get' | 'list' | 'delete';
 
 export interface ProtocolClient {
-  readonly binding: BindingName;
+  readonly binding: BindingName | 'GRPC';
   readonly version: Version;
   sendMessage(params: MessageSendParams): Promise<Outcome<Task | Message>>;
   getTask(params: TaskQueryParams): Promise<Outcome<Task>>;

@@ -81,7 +81,7 @@ export class PushDeliverer {
   readonly #clock: Clock;
   readonly #log: RuntimeLogger;
   readonly #policy: DestinationPolicy;
-  readonly #settings: Required<Omit<PushOptions, 'allowHosts' | 'allowCidrs' | 'resolver' | 'ca'>>;
+  readonly #settings: Required<Omit<PushOptions, 'allowHosts' | 'allowCidrs' | 'allowCidrsName' | 'resolver' | 'ca'>>;
   readonly #ca: PushOptions['ca'];
   readonly #telemetry: Telemetry;
   readonly #inFlight = new Set<Promise<void>>();

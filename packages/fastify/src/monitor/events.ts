@@ -1,0 +1,266 @@
+/**
+ * `<monitor>/events`: every task change of the agent, from every worker, as Server-Sent Events.
+ *
+ * The hub follows the store's `subscribeAll` — the cross-process notifications (Postgres NOTIFY,
+ * SQLite's poll) that task streams follow too — while at least one operator is connected, reads
+ * each changed task once per burst, and writes the same event to every connection.
+ *
+ * Event ids are `<epoch ms>.<counter>` of this process. A reconnect with `Last-Event-ID` gets the
+ * hello and the snapshots again, then a `task` event for each task whose status changed since
+ * that time (minus a margin for clocks of workers that disagree a little, and notifications still
+ * in flight): repeats are possible, changes are not lost. A connection that cannot keep up (more
+ * than `maxBufferedEvents` waiting to be written) gets a `resync` event and is closed; the client
+ * reconnects with its Last-Event-ID.
+ */
+
+import type { ServerResponse } from 'node:http';
+import type { A2AStore, TaskRecord } from '@fastify-a2a/core';
+import type { FastifyReply } from 'fastify';
+import { type MonitorTask, QueueView, taskView } from './view.js';
+
+/** How far before a Last-Event-ID's time a resume looks for changed tasks. */
+const RESUME_MARGIN_MS = 5000;
+/** At most this many changed tasks are replayed on a resume; more, and the client is told to resync. */
+const RESUME_LIMIT = 500;
+/** How often the workers are read again for the `workers` event (only sent when they changed). */
+const WORKERS_INTERVAL_MS = 2000;
+/** Bytes waiting on a connection beyond which it is resynced, whatever the event count. */
+const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
+
+interface Connection {
+  readonly res: ServerResponse;
+  /** Events written since the socket last drained. */
+  waiting: number;
+}
+
+export interface MonitorHubOptions {
+  store: A2AStore;
+  workerId: string;
+  agentPrefix: string;
+  maxBufferedEvents: number;
+  heartbeatIntervalMs: number;
+  clock?: () => number;
+  onError: (error: unknown) => void;
+}
+
+export class MonitorHub {
+  readonly #options: MonitorHubOptions;
+  readonly #connections = new Set<Connection>();
+  readonly #pending = new Set<string>();
+  #flushing = false;
+  #unsubscribe: (() => void) | undefined;
+  #workersTimer: NodeJS.Timeout | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #lastWorkers = '';
+  #counter = 0;
+  #closed = false;
+
+  constructor(options: MonitorHubOptions) {
+    this.#options = options;
+  }
+
+  get size(): number {
+    return this.#connections.size;
+  }
+
+  #now(): number {
+    return (this.#options.clock ?? Date.now)();
+  }
+
+  #nextId(): string {
+    return `${this.#now()}.${++this.#counter}`;
+  }
+
+  /** Takes over the reply: hello, snapshots, replay after `lastEventId`, then live changes. */
+  async open(reply: FastifyReply, lastEventId: string | undefined): Promise<void> {
+    const { store } = this.#options;
+    reply.hijack();
+    const res = reply.raw;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-store',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    const connection: Connection = { res, waiting: 0 };
+    // Subscribed before the snapshots are read, so that no change falls between the two.
+    this.#add(connection);
+    res.on('close', () => this.#remove(connection));
+    res.on('drain', () => {
+      connection.waiting = 0;
+    });
+    try {
+      const queue = await QueueView.read(store);
+      const now = this.#now();
+      this.#write(connection, 'hello', {
+        workerId: this.#options.workerId,
+        agent: this.#options.agentPrefix,
+        time: now,
+        resumed: lastEventId !== undefined,
+        workers: queue.workerViews(now),
+      });
+      for (const record of await store.listActiveTasks()) {
+        this.#write(connection, 'snapshot', await taskView(store, record, queue, now));
+      }
+      const since = resumeTime(lastEventId);
+      if (since !== undefined) await this.#replay(connection, since - RESUME_MARGIN_MS, queue);
+    } catch (error) {
+      this.#options.onError(error);
+      this.#resync(connection, 'the store could not be read; reconnect in a moment');
+    }
+  }
+
+  async #replay(connection: Connection, after: number, queue: QueueView): Promise<void> {
+    const { store } = this.#options;
+    if (store.listTasks === undefined) {
+      this.#resync(connection, 'this store cannot list changed tasks; reload everything');
+      return;
+    }
+    const now = this.#now();
+    let cursor: Parameters<NonNullable<A2AStore['listTasks']>>[0]['after'];
+    let sent = 0;
+    do {
+      const page = await store.listTasks({
+        statusTimestampAfter: after,
+        limit: 100,
+        ...(cursor ? { after: cursor } : {}),
+      });
+      for (const record of page.records) {
+        if (++sent > RESUME_LIMIT) {
+          this.#resync(connection, 'too many changes since Last-Event-ID; reload everything');
+          return;
+        }
+        this.#write(connection, 'task', await taskView(store, record, queue, now));
+      }
+      cursor = page.next;
+    } while (cursor !== undefined);
+  }
+
+  #add(connection: Connection): void {
+    this.#connections.add(connection);
+    if (this.#unsubscribe !== undefined) return;
+    const { store } = this.#options;
+    this.#unsubscribe = store.subscribeAll?.((taskId) => this.#changed(taskId));
+    this.#workersTimer = setInterval(() => void this.#pollWorkers(), WORKERS_INTERVAL_MS);
+    this.#workersTimer.unref();
+    if (this.#options.heartbeatIntervalMs > 0) {
+      this.#heartbeat = setInterval(() => {
+        for (const c of this.#connections) c.res.write(': heartbeat\n\n');
+      }, this.#options.heartbeatIntervalMs);
+      this.#heartbeat.unref();
+    }
+  }
+
+  #remove(connection: Connection): void {
+    if (!this.#connections.delete(connection) || this.#connections.size > 0) return;
+    this.#unsubscribe?.();
+    this.#unsubscribe = undefined;
+    clearInterval(this.#workersTimer);
+    clearInterval(this.#heartbeat);
+    this.#lastWorkers = '';
+  }
+
+  #changed(taskId: string): void {
+    if (taskId === '') {
+      // The store may have missed notifications (its listener reconnected): start over.
+      for (const connection of [...this.#connections]) this.#resync(connection, 'notifications were interrupted');
+      return;
+    }
+    this.#pending.add(taskId);
+    if (this.#flushing) return;
+    this.#flushing = true;
+    // Coalesced: a burst of commits of one task becomes one read and one event.
+    setImmediate(() => void this.#flush());
+  }
+
+  async #flush(): Promise<void> {
+    const { store } = this.#options;
+    try {
+      while (this.#pending.size > 0 && this.#connections.size > 0) {
+        const taskIds = [...this.#pending];
+        this.#pending.clear();
+        const queue = await QueueView.read(store);
+        const now = this.#now();
+        for (const taskId of taskIds) {
+          const record: TaskRecord | undefined = await store.getTask(taskId);
+          if (record === undefined) continue;
+          this.#broadcast('task', await taskView(store, record, queue, now));
+        }
+        this.#sendWorkers(queue, now);
+      }
+    } catch (error) {
+      this.#options.onError(error);
+    } finally {
+      this.#pending.clear();
+      this.#flushing = false;
+    }
+  }
+
+  async #pollWorkers(): Promise<void> {
+    try {
+      this.#sendWorkers(await QueueView.read(this.#options.store), this.#now());
+    } catch (error) {
+      this.#options.onError(error);
+    }
+  }
+
+  #sendWorkers(queue: QueueView, now: number): void {
+    // Sent when the set of workers or their turns changed, not for every renewal.
+    const workers = queue.workerViews(now);
+    const key = JSON.stringify(workers.map(({ lastRenewal, leaseUntil, ...rest }) => rest));
+    if (key === this.#lastWorkers) return;
+    this.#lastWorkers = key;
+    this.#broadcast('workers', { workers });
+  }
+
+  #broadcast(event: string, data: MonitorTask | object): void {
+    const id = this.#nextId();
+    const frame = `id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+    for (const connection of [...this.#connections]) this.#send(connection, frame);
+  }
+
+  #write(connection: Connection, event: string, data: unknown): void {
+    this.#send(connection, `id: ${this.#nextId()}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  #send(connection: Connection, frame: string): void {
+    const { res } = connection;
+    if (res.destroyed || res.writableEnded) return;
+    if (
+      res.writableNeedDrain &&
+      (connection.waiting >= this.#options.maxBufferedEvents || res.writableLength > MAX_BUFFERED_BYTES)
+    ) {
+      this.#resync(connection, 'this connection fell behind; reconnect with Last-Event-ID');
+      return;
+    }
+    if (!res.write(frame)) connection.waiting++;
+  }
+
+  /** Tells the client to read everything again, and closes its connection. */
+  #resync(connection: Connection, reason: string): void {
+    const { res } = connection;
+    this.#remove(connection);
+    if (res.destroyed || res.writableEnded) return;
+    res.end(`id: ${this.#nextId()}\nevent: resync\ndata: ${JSON.stringify({ reason })}\n\n`);
+  }
+
+  /** Ends every connection (the server is closing). */
+  close(): void {
+    this.#closed = true;
+    for (const connection of [...this.#connections]) {
+      this.#remove(connection);
+      connection.res.end();
+    }
+  }
+
+  get closed(): boolean {
+    return this.#closed;
+  }
+}
+
+/** The time of a Last-Event-ID this hub (or another worker's) wrote; undefined when absent or not one. */
+function resumeTime(lastEventId: string | undefined): number | undefined {
+  if (lastEventId === undefined) return undefined;
+  const match = /^(\d{1,16})\.\d{1,16}$/.exec(lastEventId.trim());
+  return match === null ? undefined : Number(match[1]);
+}
