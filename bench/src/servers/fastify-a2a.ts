@@ -3,6 +3,10 @@
  * sqlite:<path>, postgres://…?schema=…), as a separate process so its RSS is its own.
  * BENCH_RETENTION=off disables the retention sweep (default: the plugin's default). BENCH_GRPC_PORT:
  * also serve the gRPC binding (@fastify-a2a/grpc) on that loopback port, on the same agent.
+ * BENCH_TELEMETRY=on turns on the plugin's metrics and installs the OpenTelemetry SDK with no
+ * exporter (every span recorded, none sent), the cost `npm run bench:telemetry` measures;
+ * BENCH_TELEMETRY=metrics or tracing turns on only that one; context installs only the SDK's
+ * AsyncLocalStorage context manager (no tracer, so the plugin does not trace).
  */
 
 import type { A2AStore } from '@fastify-a2a/core';
@@ -14,6 +18,7 @@ import Fastify from 'fastify';
 import { a2aPlugin } from 'fastify-a2a';
 import { demoCard, echoAgent } from '../../../examples/demo/src/agents.js';
 import { fail, LISTEN, rssReport, serve, wantsGc } from './common.js';
+import { installContextManagerOnly, installTracingWithoutExporter } from './tracing.js';
 
 const storeUrl = process.env.BENCH_STORE ?? 'memory:';
 
@@ -31,6 +36,10 @@ function storeFor(url: string): A2AStore {
   return new PostgresStore({ connectionString: parsed.toString(), ...(schema ? { schema } : {}) });
 }
 const store = storeFor(storeUrl);
+const telemetry = process.env.BENCH_TELEMETRY ?? 'off';
+// Before the plugin registers: it traces when an SDK is installed by then.
+if (telemetry === 'on' || telemetry === 'tracing') installTracingWithoutExporter();
+if (telemetry === 'context') installContextManagerOnly();
 const app = Fastify({ logger: false });
 
 app.get('/__rss', async (request) => rssReport(wantsGc(request.url)));
@@ -41,6 +50,7 @@ try {
     executor: echoAgent,
     store,
     ...(process.env.BENCH_RETENTION === 'off' ? { retention: false as const } : {}),
+    ...(telemetry === 'on' || telemetry === 'metrics' ? { metrics: true } : {}),
   });
   if (process.env.BENCH_GRPC_PORT) await serveGrpc(app, { port: Number(process.env.BENCH_GRPC_PORT) });
   await app.listen(LISTEN);

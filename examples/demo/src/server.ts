@@ -6,7 +6,8 @@
  * A2A_AUTH_TOKENS ("alice:tok-a,bob:tok-b"), A2A_JWKS_URL with A2A_JWT_ISSUER and A2A_JWT_AUDIENCE
  * (see auth.ts); push notifications: A2A_PUSH_ALLOWED_HOSTS, A2A_PUSH_ALLOWED_CIDRS,
  * A2A_PUSH_THROTTLE_MS (see push.ts); gRPC: A2A_GRPC_PORT serves A2A 1.0 over gRPC on
- * 127.0.0.1:<port> beside HTTP (see grpc.ts); the operators' monitor: A2A_MONITOR_TOKEN (see monitor.ts).
+ * 127.0.0.1:<port> beside HTTP (see grpc.ts); the operators' monitor: A2A_MONITOR_TOKEN (see monitor.ts,
+ * telemetry.ts); OTEL_EXPORTER_OTLP_ENDPOINT (see telemetry.ts).
  */
 
 import Fastify from 'fastify';
@@ -16,6 +17,7 @@ import { type DemoAuth, demoAuth, isLoopback } from './auth.js';
 import { demoGrpc } from './grpc.js';
 import { demoMonitor, monitorSummary } from './monitor.js';
 import { demoPush, pushSummary } from './push.js';
+import { demoMetrics, startDemoTracing, telemetrySummary } from './telemetry.js';
 
 const host = process.env.HOST ?? '127.0.0.1';
 const port = Number(process.env.PORT ?? 41241);
@@ -42,7 +44,10 @@ try {
   process.exit(1);
 }
 
+// Before the plugin registers: it traces when an SDK is installed by then.
+const tracing = startDemoTracing(process.env);
 const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' } });
+if (tracing !== undefined) app.addHook('onClose', () => tracing.shutdown());
 let grpcSummary = '';
 try {
   await app.register(a2aPlugin, {
@@ -55,6 +60,7 @@ try {
     ...(process.env.A2A_BASE_URL ? { baseUrl: process.env.A2A_BASE_URL } : {}),
     ...(process.env.A2A_LEASE_TTL_MS ? { leaseTtlMs: Number(process.env.A2A_LEASE_TTL_MS) } : {}),
     ...push,
+    ...demoMetrics(process.env),
     ...monitor,
   });
   grpcSummary = await demoGrpc(app, process.env);
@@ -66,7 +72,7 @@ try {
 }
 const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 console.log(
-  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)}; ${monitorSummary(monitor)}${grpcSummary})`,
+  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)}; ${monitorSummary(monitor)}; ${telemetrySummary(process.env, tracing)}${grpcSummary})`,
 );
 if (auth.authenticate === undefined && !isLoopback(host)) {
   console.warn(

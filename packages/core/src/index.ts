@@ -9,3 +9,4 @@ export * from './push/webhook.js';
 export * from './runtime.js';
 export * from './store.js';
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './task-list.js';
+export * from './telemetry.js';

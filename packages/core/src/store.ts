@@ -56,6 +56,13 @@ export interface TaskRecord {
    * runtime's job.
    */
   owner?: string;
+  /**
+   * The W3C trace context (`traceparent` value) of the commit that last changed the task, as that
+   * commit's {@link CommitRequest.traceContext} gave it; absent when it gave none. Work another
+   * worker does for the task later (its push notifications) joins that trace. Stores keep it
+   * opaque.
+   */
+  traceContext?: string;
 }
 
 export interface CommitRequest {
@@ -102,6 +109,12 @@ export interface CommitRequest {
    * log, which has the commit.
    */
   unknownElsewhere?: boolean;
+  /**
+   * The W3C trace context (a `traceparent` value) of the request making this commit, when it is
+   * traced: the store keeps it with the task, replacing the previous commit's (a commit without one
+   * clears it), and returns it as {@link TaskRecord.traceContext}. At most 256 characters.
+   */
+  traceContext?: string;
   /**
    * The caller hands `task` and `events` over: it never mutates them (nor anything they reference)
    * after this call, so a store that keeps objects (the memory store) may keep these instead of
@@ -673,6 +686,12 @@ export interface A2AStore
   /** Resolves when the backing storage answers; rejects with an Error saying why otherwise. */
   ping(): Promise<void>;
   /**
+   * Whether the store's cross-process notifications are being received now (a Postgres store's
+   * LISTEN connection is up), for readiness checks. Absent on a store with nothing to connect (the
+   * memory store; SQLite polls its file).
+   */
+  readonly notificationsConnected?: boolean;
+  /**
    * Deletes terminal tasks (with their events, indexed message ids, and push configs with their
    * delivery state, in the same transaction) last updated strictly before `cutoff` (epoch ms), and
    * contexts that no longer have any task and were last updated before `cutoff`.
@@ -709,6 +728,10 @@ function commitRequestProblem(request: CommitRequest): string | undefined {
     return `got owner ${JSON.stringify(owner) ?? String(owner)}; pass the principal's id (a non-empty string), or leave owner out for none`;
   }
   if (!Array.isArray(events) || events.length === 0) return 'has no events; send at least one';
+  const { traceContext } = request;
+  if (traceContext !== undefined && (typeof traceContext !== 'string' || traceContext.length > 256)) {
+    return 'got a traceContext that is not a string of at most 256 characters (a W3C traceparent); leave it out for none';
+  }
   if (task?.id !== taskId) return `carries the snapshot of task "${String(task?.id)}"; they must match`;
   if (finishTurn !== undefined && (finishTurn.taskId !== taskId || finishTurn.contextId !== task.contextId)) {
     return `was asked to finish a turn of task "${finishTurn.taskId}" in context "${finishTurn.contextId}"; only a turn of this task can end with its commit`;

@@ -20,6 +20,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AuthenticateOption } from './auth/authentication.js';
 import { checkCardFields, readCardFile } from './card-file.js';
 import { checkMonitorOption, type MonitorOptions } from './monitor/options.js';
+import { checkMetrics, type MetricsOptions } from './telemetry/options.js';
 import type { TenantCheck } from './tenants.js';
 
 /** The parts of an agent card the application decides; the plugin fills in the rest (§5.5). */
@@ -230,6 +231,17 @@ export interface A2APluginOptions {
   /** Resolves webhook host names, at set time and before each delivery. @default dns.promises.lookup, all addresses */
   pushResolver?: PushOptions['resolver'];
   /**
+   * Prometheus metrics of this worker at `GET <prefix>/metrics` (docs/operating.md lists them);
+   * `true` for the defaults, or `{ path, bearerToken, authorize, defaultMetrics }`. @default false
+   */
+  metrics?: boolean | MetricsOptions;
+  /**
+   * OpenTelemetry spans per A2A operation (docs/operating.md), through `@opentelemetry/api`: on
+   * when the application registered an OpenTelemetry SDK before registering the plugin; `false`
+   * turns them off even then. @default true
+   */
+  tracing?: boolean;
+  /**
    * The operators' monitor: every owner's tasks, every worker of the store, a live events stream
    * and page, and actions (cancel, fail a stuck turn, release a queue slot, retry a push delivery)
    * at `<prefix>/monitor`. Off unless given; `authorize` (the operator check) is required. See
@@ -429,6 +441,8 @@ export const OPTION_SPEC = {
         : 'must be PEM text, a Buffer, or an array of them',
   },
   pushResolver: { check: isFunction },
+  metrics: { default: false, check: checkMetrics },
+  tracing: { default: true, check: (value) => (typeof value === 'boolean' ? undefined : 'must be true or false') },
   monitor: { check: checkMonitorOption },
 } satisfies { [K in keyof A2APluginOptions]-?: OptionSpec<A2APluginOptions[K]> };
 

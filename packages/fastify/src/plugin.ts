@@ -46,10 +46,12 @@ import {
 import { cardRoutes } from './routes/card.js';
 import { healthRoute } from './routes/health.js';
 import { jsonRpcRoutes } from './routes/jsonrpc.js';
+import { metricsRoute } from './routes/metrics.js';
 import { restRoutes } from './routes/rest.js';
 import { addShutdownHooks } from './shutdown.js';
 import { StreamHub } from './sse.js';
 import { createStoreFromUrl } from './store-url.js';
+import { observabilityOf } from './telemetry/setup.js';
 import { tenantHookOf } from './tenants.js';
 
 // At run time the default import is the CommonJS module.exports, which is the fastify-plugin
@@ -160,6 +162,9 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
       '"pushNotifications" needs a store that keeps push configs (store.supports.push); the memory, SQLite and Postgres stores do.',
     );
   }
+  // Metrics and traces (docs/operating.md): the runtime and the dispatch report to it.
+  const observability = observabilityOf(options, () => runtime);
+  const { telemetry } = observability;
   const runtime = new A2ARuntime({
     store,
     executor: options.executor,
@@ -177,6 +182,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     ...(options.interruptedExpiry !== undefined ? { interruptedExpiry: options.interruptedExpiry } : {}),
     ...(options.workerId !== undefined ? { workerId: options.workerId } : {}),
     ...(push !== undefined ? { push } : {}),
+    ...(telemetry !== undefined ? { telemetry } : {}),
   });
   try {
     await runtime.start();
@@ -218,6 +224,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     capabilities: features.capabilities,
     logger: fastify.log,
     ...(authorize !== undefined ? { authorize } : {}),
+    ...(telemetry !== undefined ? { telemetry } : {}),
     ...(checkMessage !== undefined ? { checkMessage } : {}),
   });
   const cards = new CardCache(options.agentCard, paths, features);
@@ -250,7 +257,13 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
         versions: options.agentCardVersions,
         maxAgeSeconds: options.agentCardMaxAgeSeconds,
       });
-      await scope.register(healthRoute, { store });
+      await scope.register(healthRoute, { store, runtime, telemetry });
+      if (observability.metrics !== undefined) {
+        await scope.register(metricsRoute, {
+          metrics: observability.metrics.registry,
+          options: observability.metrics.options,
+        });
+      }
       const log = fastify.log;
       await scope.register(jsonRpcRoutes, {
         binding: new JsonRpcBinding({ dispatcher, mappings: { '0.3': jsonRpc0_3, '1.0': jsonRpc1_0 }, logger: log }),

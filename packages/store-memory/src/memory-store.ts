@@ -249,11 +249,13 @@ export class MemoryStore implements A2AStore, PushStore {
       const record: TaskRecord = { task, version, createdAt: now, updatedAt: now };
       // Only a creating commit sets the owner; without one the record has no owner property.
       if (owner !== undefined) record.owner = owner;
+      if (request.traceContext !== undefined) record.traceContext = request.traceContext;
       entry = { record, events: stored, order: this.#created++, messages: keys };
     } else {
       entry = existing;
       const record: TaskRecord = { task, version, createdAt: entry.record.createdAt, updatedAt: now };
       if (entry.record.owner !== undefined) record.owner = entry.record.owner;
+      if (request.traceContext !== undefined) record.traceContext = request.traceContext;
       entry.record = record;
       for (const event of stored) entry.events.push(event);
       for (const key of keys) entry.messages.push(key);

@@ -168,6 +168,22 @@ class Delegating implements A2AStore, PushStore {
 }
 
 const bugs: Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string }> = {
+  'keeps the first trace context for good (an update without one does not clear it)': {
+    caughtBy: "taskBasics: a commit's traceContext is kept with the task until the next commit replaces or clears it",
+    store: (clock) =>
+      new (class extends Delegating {
+        readonly #first = new Map<string, string>();
+        override async commit(request: CommitRequest): Promise<CommitResult> {
+          const first = this.#first.get(request.taskId);
+          if (first === undefined && request.traceContext !== undefined) {
+            this.#first.set(request.taskId, request.traceContext);
+          }
+          return super.commit(
+            request.traceContext === undefined && first !== undefined ? { ...request, traceContext: first } : request,
+          );
+        }
+      })(clock),
+  },
   'keeps a reference to the committed snapshot (no copy in)': {
     caughtBy: 'taskBasics: data is copied in: mutating what was committed does not change the store',
     store: (clock) =>

@@ -42,6 +42,11 @@ export class NotificationListener {
     this.#adopt(await this.#open());
   }
 
+  /** Whether the LISTEN connection is up now (false while it reconnects, and once closed). */
+  get connected(): boolean {
+    return this.#client !== undefined;
+  }
+
   /** Stops listening and any pending reconnect. Idempotent. */
   async close(): Promise<void> {
     this.#closed = true;

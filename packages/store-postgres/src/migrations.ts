@@ -17,7 +17,7 @@ import type pg from 'pg';
 import { escapeIdentifier, migrationLockKey } from './sql.js';
 
 export interface Migration {
-  /** 1, 2, 3, … without gaps. */
+  /** 1, 2, 3, …; the runner applies whichever a schema lacks, so a gap (a step landing later) is fine. */
   version: number;
   name: string;
   /** The step's SQL for the schema `s` (already quoted with `escapeIdentifier`). No parameters. */
@@ -283,10 +283,18 @@ ALTER TABLE ${s}.messages ADD COLUMN owner text NOT NULL DEFAULT '', ADD COLUMN 
 ALTER TABLE ${s}.messages DROP CONSTRAINT messages_pkey, ADD PRIMARY KEY (namespace, message_id, owner);
 `,
   },
-  // Step 8, not 6: steps 6 and 7 belong to other work landing alongside; the runner applies any
-  // step not yet recorded, so the numbers may arrive in any order.
   {
-    version: 8,
+    version: 6,
+    name: 'trace context of the last commit of each task',
+    sql: (s) => `
+-- The W3C traceparent of the commit that last changed the task (CommitRequest.traceContext), so
+-- that another worker's work for it (push notifications) joins the request's trace. Nullable, no
+-- default: adding it rewrites nothing, and workers of earlier releases never write it.
+ALTER TABLE ${s}.tasks ADD COLUMN trace_context text;
+`,
+  },
+  {
+    version: 7,
     name: 'worker incarnations and descriptions',
     // joinWorker and listWorkers (WorkerDescription in @fastify-a2a/core): which start of a process
     // holds a worker id's lease, and where it runs. NULL for leases written by heartbeat() alone

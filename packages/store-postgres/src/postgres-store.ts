@@ -154,6 +154,8 @@ interface TaskRow {
   created_at: string | number;
   updated_at: string | number;
   owner: string | null;
+  /** Migration 7: the trace context of the commit that last changed the task. */
+  trace_context: string | null;
 }
 
 /** A row of a listTasks statement: the total, and a page row's columns (NULL when the page is empty). */
@@ -255,6 +257,8 @@ const toRecord = (row: TaskRow): TaskRecord => {
   };
   // No owner: no property at all (the contract's "absent, not null").
   if (row.owner !== null) record.owner = row.owner;
+  // Migration 7; absent, not null, like the owner.
+  if (row.trace_context !== null && row.trace_context !== undefined) record.traceContext = row.trace_context;
   return record;
 };
 
@@ -403,20 +407,20 @@ interface CommitShape {
  * $8 expected version, $9 events (json[]), $10 message ids (text[]), $11 status timestamp (what
  * listTasks sorts by), $12 the commit's owner (NULL for none: the task's owner when it creates
  * the task, and the scope of the message ids, '' for none), $13 the messages' digests (text[],
- * one per id); then, when enqueueing, the turn id, the worker id and the context's lock key; then,
+ * one per id), $14 the commit's trace context (NULL for none); then, when enqueueing, the turn id, the worker id and the context's lock key; then,
  * when finishing, the ticket's position and turn id.
  */
 function commitStatements(s: string): (shape: CommitShape) => string {
   const build = ({ create, enqueue, finish }: CommitShape): string => {
-    let next = 14;
+    let next = 15;
     // The owner is written by the creating commit only: an update never touches the column.
     const written = create
-      ? `INSERT INTO ${s}.tasks (namespace, task_id, context_id, owner, state, status_ts, version, task, created_at, updated_at)
-         VALUES ($1, $2, $3, $12::text, $4, $11, $5, $6::json, $7, $7)
+      ? `INSERT INTO ${s}.tasks (namespace, task_id, context_id, owner, state, status_ts, version, task, created_at, updated_at, trace_context)
+         VALUES ($1, $2, $3, $12::text, $4, $11, $5, $6::json, $7, $7, $14::text)
          ON CONFLICT DO NOTHING
          RETURNING 1`
       : `UPDATE ${s}.tasks SET context_id = $3, state = $4, status_ts = $11, version = $5, task = $6::json,
-         updated_at = $7
+         updated_at = $7, trace_context = $14::text
          WHERE namespace = $1 AND task_id = $2 AND version = $8
          RETURNING 1`;
     const ctes = [
@@ -490,7 +494,7 @@ function listStatements(s: string): (bits: number) => string {
     const after = bits & AFTER ? ` AND (status_ts, task_id COLLATE "C") < ($${next++}::bigint, $${next++}::text)` : '';
     return `
       WITH page AS (
-        SELECT task::text AS task, version, created_at, updated_at, owner, status_ts, task_id
+        SELECT task::text AS task, version, created_at, updated_at, owner, trace_context, status_ts, task_id
         FROM ${s}.tasks WHERE ${matching}${after}
         ORDER BY status_ts DESC, task_id COLLATE "C" DESC LIMIT $2
       ),
@@ -508,7 +512,7 @@ function listStatements(s: string): (bits: number) => string {
  */
 function statements(schema: string) {
   const s = escapeIdentifier(schema);
-  const taskColumns = 'task::text AS task, version, created_at, updated_at, owner';
+  const taskColumns = 'task::text AS task, version, created_at, updated_at, owner, trace_context';
   const turnColumns = 'context_id, position, task_id, turn_id, worker_id';
   const pushConfigColumns =
     'c.task_id, c.config_id, c.config::text AS config, c.protocol_version, c.created_at, c.updated_at';
@@ -925,6 +929,11 @@ export class PostgresStore implements A2AStore, PushStore {
     if (pool !== undefined && this.#ownsPool) await pool.end();
   }
 
+  /** Whether the LISTEN connection for cross-process notifications is up (see A2AStore). */
+  get notificationsConnected(): boolean {
+    return this.#listener?.connected ?? false;
+  }
+
   async ping(): Promise<void> {
     const pool = this.#ready();
     try {
@@ -1030,6 +1039,7 @@ export class PostgresStore implements A2AStore, PushStore {
       statusTimestampOf(task),
       owner,
       indexed.map((message) => message.digest),
+      request.traceContext ?? null,
     ];
     const keys = [`t:${taskId}`];
     if (enqueueTurn !== undefined) {

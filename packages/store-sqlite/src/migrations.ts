@@ -13,7 +13,7 @@ import { NO_STATUS_TIMESTAMP, statusTimestampOf } from '@fastify-a2a/core';
 import type BetterSqlite3 from 'better-sqlite3';
 
 export interface Migration {
-  /** 1, 2, 3, … without gaps. */
+  /** 1, 2, 3, …; migrate() applies whichever a file lacks, so a gap (a step landing later) is fine. */
   version: number;
   name: string;
   /** SQL run with `db.exec`, inside the migration transaction. */
@@ -261,10 +261,18 @@ export const migrations: readonly Migration[] = [
       CREATE INDEX a2a_messages_by_task ON a2a_messages (namespace, task_id);
     `,
   },
-  // Step 8, not 6: steps 6 and 7 belong to other work landing alongside; the runner applies any
-  // step not yet recorded, so the numbers may arrive in any order.
   {
-    version: 8,
+    version: 6,
+    name: 'trace context of the last commit of each task',
+    sql: `
+      -- The W3C traceparent of the commit that last changed the task (CommitRequest.traceContext),
+      -- so that another worker's work for it (push notifications) joins the request's trace.
+      -- Nullable, no default: adding it rewrites nothing.
+      ALTER TABLE a2a_tasks ADD COLUMN trace_context TEXT;
+    `,
+  },
+  {
+    version: 7,
     name: 'worker incarnations and descriptions, and the all-tasks change feed',
     sql: `
       -- joinWorker and listWorkers (WorkerDescription in @fastify-a2a/core): which start of a

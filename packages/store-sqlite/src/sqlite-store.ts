@@ -146,6 +146,8 @@ interface TaskRow {
   created_at: number;
   updated_at: number;
   owner: string | null;
+  /** Migration 7: the trace context of the commit that last changed the task. */
+  trace_context: string | null;
 }
 
 interface ListedRow extends TaskRow {
@@ -247,6 +249,8 @@ interface TaskWrite {
   contextId: string;
   /** The owner, written when the commit creates the task (NULL for none). */
   owner: string | null;
+  /** The commit's trace context, replacing the previous one (NULL for none). */
+  traceContext: string | null;
   state: string;
   /** statusTimestampOf(task): what listTasks sorts by. */
   statusTs: number;
@@ -382,7 +386,7 @@ type Statements = ReturnType<typeof prepare>;
 
 /** Every statement the store runs, prepared once per connection (after migrating, so tables exist). */
 function prepare(db: Database.Database) {
-  const columns = 'task_json, version, created_at, updated_at, owner';
+  const columns = 'task_json, version, created_at, updated_at, owner, trace_context';
   const turnColumns = 'context_id, position, task_id, turn_id, worker_id';
   const pushConfigColumns = 'c.task_id, c.config_id, c.config_json, c.protocol_version, c.created_at, c.updated_at';
   const pushDeliveryColumns = `${pushConfigColumns}, d.cursor, d.attempts, d.next_attempt_at, d.last_sent_at, d.failed,
@@ -402,12 +406,13 @@ function prepare(db: Database.Database) {
       'SELECT task_id, version FROM a2a_tasks WHERE namespace = ? AND task_id IN (SELECT value FROM json_each(?))',
     ),
     insertTask: db.prepare<[TaskWrite]>(
-      `INSERT INTO a2a_tasks (namespace, task_id, context_id, owner, state, status_ts, version, task_json, created_at, updated_at)
-       VALUES (@namespace, @taskId, @contextId, @owner, @state, @statusTs, @version, @taskJson, @now, @now)`,
+      `INSERT INTO a2a_tasks (namespace, task_id, context_id, owner, state, status_ts, version, task_json, created_at, updated_at, trace_context)
+       VALUES (@namespace, @taskId, @contextId, @owner, @state, @statusTs, @version, @taskJson, @now, @now, @traceContext)`,
     ),
     updateTask: db.prepare<[TaskWrite]>(
       `UPDATE a2a_tasks SET context_id = @contextId, state = @state, status_ts = @statusTs, version = @version,
-       task_json = @taskJson, updated_at = @now WHERE namespace = @namespace AND task_id = @taskId`,
+       task_json = @taskJson, updated_at = @now, trace_context = @traceContext
+       WHERE namespace = @namespace AND task_id = @taskId`,
     ),
     insertEvent: db.prepare<[EventWrite]>(
       `INSERT INTO a2a_events (namespace, task_id, seq, event_json, created_at)
@@ -827,6 +832,8 @@ const toTaskRecord = (row: TaskRow): TaskRecord => {
   };
   // No owner: no property at all (the contract's "absent, not null").
   if (row.owner !== null) record.owner = row.owner;
+  // Migration 7; absent, not null, like the owner.
+  if (row.trace_context !== null) record.traceContext = row.trace_context;
   return record;
 };
 
@@ -1062,6 +1069,7 @@ export class SqliteStore implements A2AStore, PushStore {
           taskId,
           contextId: task.contextId,
           owner: request.owner ?? null,
+          traceContext: request.traceContext ?? null,
           state: task.status.state,
           statusTs: statusTimestampOf(task),
           version,

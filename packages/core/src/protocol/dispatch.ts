@@ -8,6 +8,7 @@
 import { A2AError } from '../errors.js';
 import type { MessageSendParams } from '../model/types.js';
 import type { RuntimeLogger } from '../runtime.js';
+import { noTelemetry, type RequestTelemetry, type Telemetry } from '../telemetry.js';
 import type { ProtocolCodec } from './codec.js';
 import type { CallContext } from './context.js';
 import {
@@ -48,6 +49,8 @@ export interface DispatcherOptions {
   authorize?: AuthorizeHook;
   checkMessage?: MessageCheck;
   logger?: RuntimeLogger;
+  /** Where each call is reported (metrics, traces). @default noTelemetry */
+  telemetry?: Telemetry;
 }
 
 export type Dispatched =
@@ -86,8 +89,10 @@ export class Dispatcher {
   readonly #authorize: AuthorizeHook | undefined;
   readonly #checkMessage: MessageCheck | undefined;
   readonly #log: RuntimeLogger | undefined;
+  readonly #telemetry: Telemetry;
 
   constructor(options: DispatcherOptions) {
+    this.#telemetry = options.telemetry ?? noTelemetry;
     this.#service = options.service;
     const { capabilities } = options;
     this.#capabilities = typeof capabilities === 'function' ? capabilities : () => capabilities;
@@ -101,12 +106,52 @@ export class Dispatcher {
    * frames of a stream (the binding encodes each with the codec), or the error to answer with.
    * Never throws.
    */
-  async dispatch(
+  dispatch(
     codec: ProtocolCodec,
     operation: OperationName,
     wireParams: unknown,
     ctx: CallContext,
     root = 'params',
+  ): Promise<Dispatched> {
+    // Not async itself: without telemetry a call costs no promise more than before it existed.
+    if (!this.#telemetry.enabled) return this.#dispatch(codec, operation, wireParams, ctx, root, undefined);
+    return this.#dispatchReported(codec, operation, wireParams, ctx, root);
+  }
+
+  /** dispatch() with telemetry on: the request reported around the call, its work in the request's scope. */
+  async #dispatchReported(
+    codec: ProtocolCodec,
+    operation: OperationName,
+    wireParams: unknown,
+    ctx: CallContext,
+    root: string,
+  ): Promise<Dispatched> {
+    const telemetry = this.#telemetry;
+    const request = telemetry.requestStarted(operation, ctx);
+    const report: Report = { params: undefined, result: undefined };
+    const dispatched = await telemetry.runInRequest(request, () =>
+      this.#dispatch(codec, operation, wireParams, ctx, root, report),
+    );
+    if (dispatched.kind === 'stream') {
+      return { kind: 'stream', frames: reportedStream(dispatched.frames, telemetry, request, report) };
+    }
+    telemetry.requestEnded(
+      request,
+      dispatched.kind === 'error' ? dispatched.error : undefined,
+      report.params,
+      report.result,
+    );
+    return dispatched;
+  }
+
+  /** dispatch() itself; `report` (telemetry on) receives the decoded params and the result. */
+  async #dispatch(
+    codec: ProtocolCodec,
+    operation: OperationName,
+    wireParams: unknown,
+    ctx: CallContext,
+    root: string,
+    report: Report | undefined,
   ): Promise<Dispatched> {
     let params: OperationParams<OperationName>;
     try {
@@ -122,6 +167,7 @@ export class Dispatcher {
       if (this.#checkMessage !== undefined && (operation === 'sendMessage' || operation === 'sendStreamingMessage')) {
         this.#checkMessage(params as MessageSendParams, wireParams, ctx);
       }
+      if (report !== undefined) report.params = params;
     } catch (error) {
       return { kind: 'error', error: publicError(error, this.#log, operation), validated: false };
     }
@@ -134,6 +180,7 @@ export class Dispatcher {
       // One call site for every operation: each service method takes its own params type.
       const call = this.#service[operation] as (p: unknown, c: CallContext) => Promise<unknown>;
       const result = await call.call(this.#service, params, ctx);
+      if (report !== undefined) report.result = result;
       return spec.streaming
         ? { kind: 'stream', frames: result as AsyncGenerator<StreamFrame> }
         : { kind: 'result', result: codec.encodeResult(operation, result as never) };
@@ -167,6 +214,36 @@ export class Dispatcher {
         data: { operation },
       });
     }
+  }
+}
+
+/** What a reported call hands its telemetry when it ends. */
+interface Report {
+  params: unknown;
+  result: unknown;
+}
+
+/**
+ * The stream's frames, reporting the request's end when the stream ends (A2A's server span covers
+ * producing the whole stream), with the last item sent as the result.
+ */
+async function* reportedStream(
+  frames: AsyncGenerator<StreamFrame>,
+  telemetry: Telemetry,
+  request: RequestTelemetry,
+  report: Report,
+): AsyncGenerator<StreamFrame> {
+  let error: A2AError | undefined;
+  try {
+    for await (const frame of frames) {
+      report.result = frame.result;
+      yield frame;
+    }
+  } catch (thrown) {
+    error = A2AError.is(thrown) ? thrown : new A2AError('INTERNAL', 'The stream failed.');
+    throw thrown;
+  } finally {
+    telemetry.requestEnded(request, error, report.params, report.result);
   }
 }
 

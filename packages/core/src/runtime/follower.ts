@@ -10,6 +10,7 @@ import { type MultiMap, multiMapAdd, multiMapDelete, multiMapValues } from '../m
 import type { StreamSignal } from '../protocol/context.js';
 import type { StreamFrame } from '../protocol/operations.js';
 import type { A2AStore, StoreCallContext, StoredEvent } from '../store.js';
+import { noTelemetry, type Telemetry } from '../telemetry.js';
 import type { RuntimeLogger, StreamOptions } from './options.js';
 
 /**
@@ -73,11 +74,13 @@ export class Follower {
   #pollTimer: NodeJS.Timeout | undefined;
   #polling = false;
   #stopped = false;
+  readonly #telemetry: Telemetry;
 
-  constructor(store: A2AStore, log: RuntimeLogger, pollIntervalMs: number) {
+  constructor(store: A2AStore, log: RuntimeLogger, pollIntervalMs: number, telemetry: Telemetry = noTelemetry) {
     this.#store = store;
     this.#log = log;
     this.#pollIntervalMs = pollIntervalMs;
+    this.#telemetry = telemetry;
   }
 
   /** Stops the safety poll for good (the runtime is closing); streams still open wake on notifications. */
@@ -92,7 +95,7 @@ export class Follower {
    * `turnMessageId`, or `signal` aborts. See {@link FollowStream}.
    */
   follow(taskId: string, afterSeq: number, options: FollowOptions, snapshot?: Task): AsyncGenerator<StreamFrame> {
-    return new FollowStream(this.#store, this.#waitingList, taskId, afterSeq, options, snapshot);
+    return new FollowStream(this.#store, this.#waitingList, taskId, afterSeq, options, snapshot, this.#telemetry);
   }
 
   /**
@@ -257,6 +260,7 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
   #reject: Reject | undefined;
   /** Calls waiting for it. */
   #queue: (() => void)[] | undefined;
+  readonly #telemetry: Telemetry;
 
   constructor(
     store: A2AStore,
@@ -265,7 +269,10 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
     afterSeq: number,
     options: FollowOptions,
     snapshot: Task | undefined,
+    telemetry: Telemetry,
   ) {
+    this.#telemetry = telemetry;
+    telemetry.streamOpened();
     this.#store = store;
     this.#waitingList = waitingList;
     this.taskId = taskId;
@@ -366,6 +373,7 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
     if (this.#phase === 2) return;
     const subscribed = this.#phase === 1;
     this.#phase = 2;
+    this.#telemetry.streamClosed();
     this.#batch = [];
     this.#snapshot = undefined;
     if (!subscribed) return;
@@ -416,10 +424,16 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
         return { seq: stored.seq, result: event };
       }
       if (signal?.aborted) return END;
+      const notified = this.#notified;
       this.#notified = false;
       const events = await this.#store.readEvents(this.taskId, this.last, READ_BATCH, options.storeContext);
       this.#batch = events;
       this.#index = 0;
+      // How long the newest event took from its commit (on any worker) to this stream, woken by
+      // the store's notification: what a client waits for beyond the commit itself.
+      if (notified && events.length > 0 && this.#telemetry.enabled) {
+        this.#telemetry.notificationLag((Date.now() - (events[events.length - 1] as StoredEvent).createdAt) / 1000);
+      }
       if (events.length > 0) continue;
       if (this.#checkTask) {
         // Nothing new: the task may be gone (purged) or already past its final event.

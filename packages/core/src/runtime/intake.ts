@@ -10,6 +10,7 @@ import { A2AError, invalidParams } from '../errors.js';
 import { isTerminalState, type Message, type MessageSendParams, type Task, type TaskEvent } from '../model/types.js';
 import { type CallContext, callerOf } from '../protocol/context.js';
 import { type A2AStore, messageDigest, type StoreCallContext, storeContextOf } from '../store.js';
+import { noTelemetry, type Telemetry } from '../telemetry.js';
 import type { Events } from './events.js';
 import type { RuntimeLogger } from './options.js';
 import { isOwnedBy, ownerOf, readOwnTask } from './ownership.js';
@@ -47,6 +48,8 @@ export interface IntakeOptions {
   readonly workerId: string;
   /** Where new turns go once their slot is taken (the scheduler). */
   readonly scheduler: { schedule(turn: Turn): void };
+  /** Where the commits of the turns taken in are reported. @default noTelemetry */
+  readonly telemetry?: Telemetry;
 }
 
 /**
@@ -67,6 +70,7 @@ export class Intake {
   readonly #log: RuntimeLogger;
   readonly #workerId: string;
   readonly #scheduler: IntakeOptions['scheduler'];
+  readonly #telemetry: Telemetry;
   readonly #messageIdReuse: 'reject' | 'replay' | 'ignore';
 
   constructor(options: IntakeOptions) {
@@ -76,6 +80,7 @@ export class Intake {
     this.#log = options.log;
     this.#workerId = options.workerId;
     this.#scheduler = options.scheduler;
+    this.#telemetry = options.telemetry ?? noTelemetry;
   }
 
   /**
@@ -125,7 +130,7 @@ export class Intake {
         );
       }
       message = storedMessage(incoming, taskId, contextId);
-      writer = new TaskWriter(store, record.task, record.version, storeContext);
+      writer = new TaskWriter(store, record.task, record.version, storeContext, this.#telemetry);
       const followUp = message;
       firstEvents = (task) => {
         if (isTerminalState(task.status.state)) {
@@ -149,7 +154,7 @@ export class Intake {
         history: [message],
       };
       if (params.metadata !== undefined) task.metadata = params.metadata;
-      writer = new TaskWriter(store, task, 0, storeContext);
+      writer = new TaskWriter(store, task, 0, storeContext, this.#telemetry);
       if (options.deferCreation === true && incoming.contextId === undefined) {
         // A new context: no other turn can be queued in it (its id was made just now), so the turn
         // runs at once and the task is written with the agent's first updates, in one commit that

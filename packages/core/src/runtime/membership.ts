@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import type { ExpiredWorker, TurnTicket, WorkerDescription } from '../coordination.js';
 import { isFinalState } from '../model/types.js';
 import type { A2AStore, Clock } from '../store.js';
+import { noTelemetry, type Telemetry } from '../telemetry.js';
 import type { Events } from './events.js';
 import { BackgroundJob, BackgroundJobs } from './jobs/background.js';
 import type { RuntimeLogger } from './options.js';
@@ -26,6 +27,8 @@ export interface MembershipOptions {
   readonly leaseTtlMs: number;
   /** This worker found its own lease ran out: its turns must stop (another worker may have failed them). */
   readonly onLeaseLost: () => void;
+  /** Where renewals and reaped workers are reported. @default noTelemetry */
+  readonly telemetry?: Telemetry;
 }
 
 export class Membership {
@@ -40,6 +43,7 @@ export class Membership {
   readonly #events: Events;
   readonly #leaseTtlMs: number;
   readonly #onLeaseLost: () => void;
+  readonly #telemetry: Telemetry;
   readonly #lease: BackgroundJob;
   /** How soon a failed renewal is tried again (rather than at the next quarter of the TTL). */
   readonly #retryMs: number;
@@ -63,6 +67,7 @@ export class Membership {
     this.#events = options.events;
     this.#leaseTtlMs = options.leaseTtlMs;
     this.#onLeaseLost = options.onLeaseLost;
+    this.#telemetry = options.telemetry ?? noTelemetry;
     this.#retryMs = Math.max(10, Math.min(1000, this.#leaseTtlMs / 4));
     this.description = { incarnation: randomUUID(), host: hostname(), pid: process.pid, startedAt: this.#clock() };
     this.jobs = new BackgroundJobs(options.log);
@@ -148,8 +153,10 @@ export class Membership {
       // lost only once it has actually run out since the last successful renewal.
       this.#checkLeaseEnd(this.#clock());
       this.#retrySoon();
+      this.#telemetry.leaseRenewed(false);
       throw error;
     }
+    this.#telemetry.leaseRenewed(true);
     clearTimeout(this.#retryTimer);
     this.#retryTimer = undefined;
     // A renewal sent after the lease ended (event loop stalled, store unreachable) took a new one,
@@ -173,6 +180,7 @@ export class Membership {
         );
       }
       this.#log.warn({ workerId: dead.workerId, turns: dead.turns.length }, 'a2a: reaped a dead worker');
+      this.#telemetry.workerReaped(dead.turns.length);
     }
   }
 

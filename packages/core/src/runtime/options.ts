@@ -5,6 +5,7 @@ import type { StreamSignal } from '../protocol/context.js';
 import type { Resolver } from '../push/destination.js';
 import type { TlsCa } from '../push/webhook.js';
 import type { A2AStore, Clock } from '../store.js';
+import type { Telemetry } from '../telemetry.js';
 
 /** The subset of a pino / Fastify logger the runtime uses. */
 export interface RuntimeLogger {
@@ -161,6 +162,11 @@ export interface A2ARuntimeOptions {
    * `supports.push`. @default undefined (off: the operations answer PUSH_NOTIFICATION_NOT_SUPPORTED)
    */
   push?: PushOptions;
+  /**
+   * Where the runtime reports turns, commits, streams, push deliveries and its lease (metrics,
+   * traces): see `Telemetry`. The Fastify plugin passes its own. @default noTelemetry (nothing)
+   */
+  telemetry?: Telemetry;
 }
 
 export interface StreamOptions {

@@ -40,6 +40,7 @@ import { type CallContext, callContext } from '../protocol/context.js';
 import type { StreamFrame } from '../protocol/operations.js';
 import { type A2AStore, hasPushStore, storeContextOf, systemClock } from '../store.js';
 import { taskListRequest, taskListResult } from '../task-list.js';
+import { noTelemetry } from '../telemetry.js';
 import { Events } from './events.js';
 import { Follower, followOptions } from './follower.js';
 import { Intake, type Retry } from './intake.js';
@@ -86,6 +87,7 @@ export class A2ARuntime {
     const store = options.store;
     const log = options.logger ?? silentLogger;
     const clock = options.clock ?? systemClock;
+    const telemetry = options.telemetry ?? noTelemetry;
     this.store = store;
     this.workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.#log = log;
@@ -104,6 +106,7 @@ export class A2ARuntime {
       log,
       pollIntervalMs: options.turnPollIntervalMs ?? 100,
       onAbandoned: (slot) => this.#membership.abandon(slot),
+      telemetry,
     });
     this.#scheduler = scheduler;
     this.#intake = new Intake({
@@ -113,8 +116,9 @@ export class A2ARuntime {
       workerId: this.workerId,
       scheduler,
       messageIdReuse: options.messageIdReuse ?? 'reject',
+      telemetry,
     });
-    this.#follower = new Follower(store, log, options.followPollIntervalMs ?? 2000);
+    this.#follower = new Follower(store, log, options.followPollIntervalMs ?? 2000, telemetry);
     this.#membership = new Membership({
       store,
       workerId: this.workerId,
@@ -123,6 +127,7 @@ export class A2ARuntime {
       events,
       leaseTtlMs: options.leaseTtlMs ?? 15_000,
       onLeaseLost: () => scheduler.abortAll('lease-lost'),
+      telemetry,
     });
     this.#retention = new Retention(store, clock, log);
     if (options.retention !== false) this.#membership.jobs.add(this.#retention.job(options.retention));
@@ -139,7 +144,14 @@ export class A2ARuntime {
         );
       }
       this.#pushConfigs = new PushConfigs(store, options.push);
-      this.#pushDeliverer = new PushDeliverer({ store, workerId: this.workerId, clock, log, options: options.push });
+      this.#pushDeliverer = new PushDeliverer({
+        store,
+        workerId: this.workerId,
+        clock,
+        log,
+        options: options.push,
+        telemetry,
+      });
       this.#membership.jobs.add(this.#pushDeliverer.job());
     }
   }
@@ -196,6 +208,14 @@ export class A2ARuntime {
   /** Purges terminal tasks older than `ttlMs`; the periodic sweep calls this. */
   sweep(ttlMs: number): Promise<void> {
     return runLogged(this.#log, 'retention sweep', () => this.#retention.sweep(ttlMs));
+  }
+
+  /**
+   * Whether this worker's lease is current: renewed within `leaseTtlMs` (false once it ran out and
+   * was not renewed since, when the worker's turns were aborted). False before start().
+   */
+  get leaseCurrent(): boolean {
+    return this.#started !== undefined && !this.#membership.leaseLost && this.#draining === undefined;
   }
 
   /**

@@ -9,6 +9,7 @@ import type { TurnTicket } from '../coordination.js';
 import { isTerminalState } from '../model/types.js';
 import { type MultiMap, multiMapAdd, multiMapDelete, multiMapValues } from '../multi-map.js';
 import type { A2AStore } from '../store.js';
+import { monotonicSeconds, noTelemetry, type Telemetry } from '../telemetry.js';
 import type { RuntimeLogger } from './options.js';
 import { retryUntilDone } from './retry.js';
 import { storeFailureReason, type TurnRunner } from './runner.js';
@@ -84,6 +85,8 @@ export interface SchedulerOptions {
    * Membership.abandon): whoever reaps it fails its task and releases the slot.
    */
   readonly onAbandoned: (slot: TurnTicket) => void;
+  /** Where turns starting and ending are reported. @default noTelemetry */
+  readonly telemetry?: Telemetry;
 }
 
 export class Scheduler {
@@ -93,6 +96,7 @@ export class Scheduler {
   readonly #pollIntervalMs: number;
   readonly #registry: TurnRegistry;
   readonly #onAbandoned: (slot: TurnTicket) => void;
+  readonly #telemetry: Telemetry;
   /** Turns accepted by this worker and not finished yet. */
   readonly #running = new Set<Turn>();
 
@@ -103,6 +107,7 @@ export class Scheduler {
     this.#pollIntervalMs = options.pollIntervalMs;
     this.#registry = TurnRegistry.of(options.store);
     this.#onAbandoned = options.onAbandoned;
+    this.#telemetry = options.telemetry ?? noTelemetry;
   }
 
   /** Turns of this worker not finished yet. */
@@ -122,12 +127,27 @@ export class Scheduler {
     this.#registry.add(turn);
     // Chained rather than one more async function awaiting the run: a running turn keeps one
     // suspended frame instead of two (bench/PROFILE.md, per-stream memory).
-    const ran = turn.isNewContext ? this.#runner.run(turn) : this.#waitForSlot(turn).then(() => this.#runner.run(turn));
+    let ran: Promise<void>;
+    if (this.#telemetry.enabled) {
+      turn.acceptedAt = monotonicSeconds();
+      ran = turn.isNewContext ? this.#runReported(turn) : this.#waitForSlot(turn).then(() => this.#runReported(turn));
+    } else {
+      ran = turn.isNewContext ? this.#runner.run(turn) : this.#waitForSlot(turn).then(() => this.#runner.run(turn));
+    }
     // One reaction on the run, not a catch and a then (one promise fewer per running turn).
     void ran.then(
       () => this.#retire(turn),
       (error: unknown) => this.#failUnexpectedly(turn, error).then(() => this.#retire(turn)),
     );
+  }
+
+  /** Runs the turn (telemetry on), reporting its start after the wait for its slot. */
+  #runReported(turn: Turn): Promise<void> {
+    if (!turn.settled && !turn.aborted) {
+      turn.startedAt = monotonicSeconds();
+      this.#telemetry.turnStarted(turn.startedAt - turn.acceptedAt);
+    }
+    return this.#runner.run(turn);
   }
 
   /** Aborts this process's running turns of the task, on every runtime sharing the store (§7.4 tasks/cancel). */
@@ -213,6 +233,10 @@ export class Scheduler {
     turn.unsubscribe?.();
     turn.settle();
     turn.done.resolve();
+    // A turn that never started (canceled while it waited) is not reported as one that ended.
+    if (turn.startedAt !== 0) {
+      this.#telemetry.turnEnded(turn.writer.task.status.state, monotonicSeconds() - turn.startedAt);
+    }
   }
 
   async #waitForSlot(turn: Turn): Promise<void> {

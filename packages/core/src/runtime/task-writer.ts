@@ -5,6 +5,7 @@ import { A2AError, taskNotFound } from '../errors.js';
 import { applyEvents } from '../model/task-state.js';
 import type { Task, TaskEvent } from '../model/types.js';
 import type { A2AStore, CommitRequest, CommitResult, StoreCallContext } from '../store.js';
+import { monotonicSeconds, noTelemetry, type Telemetry } from '../telemetry.js';
 
 export interface CommitOptions {
   /**
@@ -31,6 +32,8 @@ export class TaskWriter {
     version: number,
     /** The caller on whose behalf it writes. */
     private readonly ctx: StoreCallContext | undefined,
+    /** Where each commit's latency and size are reported. */
+    private readonly telemetry: Telemetry = noTelemetry,
   ) {
     this.task = task;
     this.version = version;
@@ -65,7 +68,22 @@ export class TaskWriter {
         // A task this runtime creates has an id it generated and has shown no one yet: no other
         // worker can be following it, so the store need not tell them (no NOTIFY on Postgres).
         if (this.version === 0) request.unknownElsewhere = true;
-        const result = await this.store.commit(request, this.ctx);
+        const reported = this.telemetry.enabled;
+        let started = 0;
+        if (reported) {
+          // The trace of the request making this commit travels with the task (see TaskRecord.traceContext).
+          const traceContext = this.telemetry.traceContext();
+          if (traceContext !== undefined) request.traceContext = traceContext;
+          started = monotonicSeconds();
+        }
+        let result: CommitResult;
+        try {
+          result = await this.store.commit(request, this.ctx);
+        } catch (error) {
+          if (reported) this.telemetry.commitEnded(monotonicSeconds() - started, events.length, true);
+          throw error;
+        }
+        if (reported) this.telemetry.commitEnded(monotonicSeconds() - started, events.length, false);
         this.task = next;
         this.version = result.version;
         return result;

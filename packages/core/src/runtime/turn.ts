@@ -110,6 +110,9 @@ export class Turn {
   #creation: PendingCreation | undefined;
   /** The turn's place in its context's queue (see the constructor). */
   slot: TurnTicket | undefined;
+  /** When the scheduler took it, and when it got its slot (monotonic seconds; 0 with telemetry off). */
+  acceptedAt = 0;
+  startedAt = 0;
 
   constructor(
     /** The id of the user message that started the turn (the store calls it the turn id). */

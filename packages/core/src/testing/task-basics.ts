@@ -26,6 +26,35 @@ export function taskBasics(options: ConformanceOptions): void {
       expect(record).toEqual({ task, version: 1, createdAt: clock.now, updatedAt: clock.now });
     });
 
+    test("a commit's traceContext is kept with the task until the next commit replaces or clears it", async ({
+      expect,
+      store,
+    }) => {
+      const traced = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+      const task = taskFixture({ state: 'working' });
+      const events: TaskEvent[] = [task];
+      await store.commit({ taskId: task.id, expectedVersion: 0, task, events, traceContext: traced });
+      expect((await store.getTask(task.id))?.traceContext).toBe(traced);
+      expect((await store.listTasksByContext(task.contextId))[0]?.traceContext).toBe(traced);
+
+      const next = '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01';
+      const update = statusUpdate(task, 'working');
+      await store.commit({
+        taskId: task.id,
+        expectedVersion: 1,
+        task: applyEvents(task, [update]),
+        events: [update],
+        traceContext: next,
+      });
+      expect((await store.getTask(task.id))?.traceContext).toBe(next);
+
+      // An untraced commit clears it: a later push must not join a trace that did not cause it.
+      await appendEvents(store, task.id, [statusUpdate(task, 'completed')]);
+      const record = await store.getTask(task.id);
+      expect(record).toBeDefined();
+      expect(Object.hasOwn(record ?? {}, 'traceContext')).toBe(false);
+    });
+
     test('a missing task is undefined', async ({ expect, store }) => {
       expect(await store.getTask('no-such-task')).toBeUndefined();
       await createTask(store, taskFixture({ id: 'some-task' }));

@@ -33,6 +33,7 @@ import { protoJson1_0 } from '../../protocol/v1_0/codec.js';
 import type { DestinationPolicy } from '../../push/destination.js';
 import { deliverJson, type WebhookResult } from '../../push/webhook.js';
 import type { A2AStore, Clock, PushClaimKey, PushDelivery, PushStore, StoredPushConfig } from '../../store.js';
+import { monotonicSeconds, noTelemetry, type PushTelemetry, type Telemetry } from '../../telemetry.js';
 import type { PushOptions, RuntimeLogger } from '../options.js';
 import { destinationPolicy } from '../push-configs.js';
 import type { JobSpec } from './background.js';
@@ -57,6 +58,18 @@ export interface PushDeliveryOptions {
   readonly clock: Clock;
   readonly log: RuntimeLogger;
   readonly options: PushOptions;
+  /** Where each attempt is reported, and what it adds to the POST's headers (the trace). @default noTelemetry */
+  readonly telemetry?: Telemetry;
+}
+
+/** What an attempt reports when telemetry is on. */
+interface AttemptReport {
+  /** When its delivery became due (epoch ms). */
+  dueAt: number;
+  /** The POST, once started. */
+  push: PushTelemetry;
+  /** The receiver's HTTP status, when it answered. */
+  status: number | undefined;
 }
 
 /** What one delivery attempt led to, for tests and logs. */
@@ -70,6 +83,7 @@ export class PushDeliverer {
   readonly #policy: DestinationPolicy;
   readonly #settings: Required<Omit<PushOptions, 'allowHosts' | 'allowCidrs' | 'allowCidrsName' | 'resolver' | 'ca'>>;
   readonly #ca: PushOptions['ca'];
+  readonly #telemetry: Telemetry;
   readonly #inFlight = new Set<Promise<void>>();
   readonly #abort = new AbortController();
   #renewTimer: NodeJS.Timeout | undefined;
@@ -97,6 +111,7 @@ export class PushDeliverer {
       maxResponseBytes: o.maxResponseBytes ?? PUSH_DEFAULTS.maxResponseBytes,
     };
     this.#ca = o.ca;
+    this.#telemetry = options.telemetry ?? noTelemetry;
     // Every POST in flight listens on the one shutdown signal.
     setMaxListeners(this.#settings.concurrency + 10, this.#abort.signal);
   }
@@ -158,8 +173,17 @@ export class PushDeliverer {
   }
 
   #start(delivery: PushDelivery): void {
-    const running: Promise<void> = this.#deliver(delivery)
-      .then(() => undefined)
+    const telemetry = this.#telemetry;
+    const report: AttemptReport | undefined = telemetry.enabled
+      ? { dueAt: this.#clock(), push: undefined, status: undefined }
+      : undefined;
+    const started = report === undefined ? 0 : monotonicSeconds();
+    const running: Promise<void> = this.#deliver(delivery, report)
+      .then((outcome) => {
+        if (report === undefined) return;
+        const backlogAge = Math.max(0, this.#clock() - report.dueAt) / 1000;
+        telemetry.pushAttempted(report.push, outcome, monotonicSeconds() - started, backlogAge, report.status);
+      })
       .catch((error: unknown) => {
         // A store failure mid-delivery: the claim expires and the delivery is retried from the cursor.
         this.#log.error(
@@ -180,6 +204,13 @@ export class PushDeliverer {
     this.#startRenewing();
   }
 
+  /** The notification's headers, with the trace's (W3C traceparent) when telemetry adds them. */
+  #headers(config: PushDelivery['config'], report: AttemptReport | undefined): Record<string, string> {
+    const headers = notificationHeaders(config.config);
+    const traced = report === undefined ? undefined : this.#telemetry.pushHeaders(report.push);
+    return traced === undefined ? headers : Object.assign(headers, traced);
+  }
+
   /** Keeps this worker's claims alive while POSTs run: a slow receiver is not a dead worker. */
   #startRenewing(): void {
     if (this.#renewTimer !== undefined) return;
@@ -198,10 +229,12 @@ export class PushDeliverer {
   }
 
   /** One claimed delivery: what to send, the POST, and its outcome written back under the claim. */
-  async #deliver(delivery: PushDelivery): Promise<DeliveryOutcome> {
+  async #deliver(delivery: PushDelivery, report: AttemptReport | undefined): Promise<DeliveryOutcome> {
     const { config, state } = delivery;
     const key: PushClaimKey = { taskId: config.taskId, configId: config.config.id, claimId: state.claimId ?? '' };
     const record = await this.#store.getTask(config.taskId);
+    // Due since its retry or throttle window ended, or else since the task last changed.
+    if (report !== undefined && record !== undefined) report.dueAt = state.nextAttemptAt ?? record.updatedAt;
     if (record === undefined) {
       // Purged between the claim and now: its configs went with it, so the claim is gone too.
       await this.#store.releasePushClaim(key);
@@ -225,8 +258,10 @@ export class PushDeliverer {
       config.protocolVersion === '1.0' ? protoJson1_0.encodeStreamItem(next.task) : next.task,
     );
     const sentAt = this.#clock();
+    if (report !== undefined)
+      report.push = this.#telemetry.pushStarted(next.task, record.traceContext, config.config.url);
     const result = await deliverJson(config.config.url, this.#policy, body, {
-      headers: notificationHeaders(config.config),
+      headers: this.#headers(config, report),
       connectTimeoutMs: this.#settings.connectTimeoutMs,
       timeoutMs: this.#settings.timeoutMs,
       maxResponseBytes: this.#settings.maxResponseBytes,
@@ -235,6 +270,7 @@ export class PushDeliverer {
       ...(this.#ca === undefined ? {} : { ca: this.#ca }),
     });
     const status = statusOf(result);
+    if (report !== undefined) report.status = status;
 
     if (isSuccess(result)) {
       const held = await this.#store.completePushDelivery({
