@@ -41,7 +41,7 @@ describe('the demo for operators', () => {
   it('serves /metrics behind A2A_MONITOR_TOKEN and exports spans to OTEL_EXPORTER_OTLP_ENDPOINT', async () => {
     const otlp = await collector();
     const demo = await startDemo('memory:', {
-      A2A_MONITOR_TOKEN: 'ops-token',
+      A2A_MONITOR_TOKEN: 'ops-token-at-least-16-chars',
       OTEL_EXPORTER_OTLP_ENDPOINT: otlp.url,
       OTEL_SERVICE_NAME: 'demo-under-test',
     });
@@ -54,7 +54,9 @@ describe('the demo for operators', () => {
 
     expect((await fetch(`${demo.baseUrl}/metrics`)).status).toBe(401);
     expect((await fetch(`${demo.baseUrl}/metrics`, { headers: { authorization: 'Bearer nope' } })).status).toBe(403);
-    const metrics = await fetch(`${demo.baseUrl}/metrics`, { headers: { authorization: 'Bearer ops-token' } });
+    const metrics = await fetch(`${demo.baseUrl}/metrics`, {
+      headers: { authorization: 'Bearer ops-token-at-least-16-chars' },
+    });
     expect(metrics.status).toBe(200);
     expect(await metrics.text()).toMatch(
       /^a2a_requests_total\{method="SendMessage",binding="JSONRPC",version="0\.3",outcome="ok"\} 1$/m,
