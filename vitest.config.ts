@@ -24,6 +24,7 @@ export default defineConfig({
       project('store-sqlite'),
       project('store-postgres'),
       project('fastify'),
+      project('client'),
       // The demo as real child processes on each store (examples/demo/test).
       { extends: true as const, test: { name: 'demo', root: 'examples/demo', include: ['test/**/*.test.ts'] } },
     ],

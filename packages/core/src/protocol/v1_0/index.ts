@@ -1,4 +1,4 @@
-export { METHOD_NAMES_1_0, protoJson1_0 } from './codec.js';
+export { METHOD_NAMES_1_0, protoJson1_0, protoJson1_0Caller } from './codec.js';
 export { ERROR_TABLE_1_0, errorDetails } from './errors.js';
 export { A2A_1_0_VERSION, jsonRpc1_0 } from './jsonrpc.js';
 export {
