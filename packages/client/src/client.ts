@@ -125,16 +125,32 @@ export function endsStream(result: StreamResult): boolean {
   return false;
 }
 
-/** Connects to the agent a reference names (see `card.ts` for the forms), ready to call. */
-export async function connect(reference: string, options: ConnectOptions = {}): Promise<A2AClient> {
-  const headers = new HeaderSet(options);
-  const http = new HttpClient({
-    headers,
+function httpClient(options: ConnectOptions): HttpClient {
+  return new HttpClient({
+    headers: new HeaderSet(options),
     retry: options.retry,
     requestTimeoutMs: options.requestTimeoutMs,
     debug: options.debug,
     fetch: options.fetch,
   });
+}
+
+/**
+ * A client for one interface URL, without reading a card (the CLI's `-e/--endpoint`): the binding
+ * and version are the caller's to say. Capabilities are unknown, so none is checked.
+ */
+export function connectEndpoint(endpoint: AgentEndpoint, options: ConnectOptions = {}): A2AClient {
+  const resolved: ResolvedCard = {
+    card: { name: endpoint.url, capabilities: { streaming: true, pushNotifications: true } },
+    source: endpoint.url,
+    endpoints: [endpoint],
+  };
+  return new A2AClient(resolved, endpoint, httpClient(options), options);
+}
+
+/** Connects to the agent a reference names (see `card.ts` for the forms), ready to call. */
+export async function connect(reference: string, options: ConnectOptions = {}): Promise<A2AClient> {
+  const http = httpClient(options);
   const resolved = await resolveCard(reference, { http, fresh: options.freshCard, timeoutMs: options.timeoutMs });
   const endpoint = selectEndpoint(resolved, options);
   http.debug(`card ${resolved.source}: using ${endpoint.binding} ${endpoint.version} at ${endpoint.url}`);
@@ -177,8 +193,8 @@ export class A2AClient {
     return this.#http.headers.redact(text);
   }
 
-  #scope(options: CallOptions = {}): CallScope {
-    return new CallScope({ timeoutMs: options.timeoutMs ?? this.#timeoutMs, signal: options.signal });
+  #scope(options: CallOptions = {}, slowAnswer = false): CallScope {
+    return new CallScope({ timeoutMs: options.timeoutMs ?? this.#timeoutMs, signal: options.signal, slowAnswer });
   }
 
   #params(input: SendInput, blocking: boolean, messageId: string): MessageSendParams {
@@ -200,11 +216,12 @@ export class A2AClient {
 
   /** SendMessage (1.0 §3.1.1; 0.3 `message/send`). */
   async send(input: SendInput, options: SendOptions = {}): Promise<SendResult> {
-    const scope = this.#scope(options);
     // Chosen once, before the first try: every retry is the same message (1.0 §3.3.1).
     const messageId = input.messageId ?? randomUUID();
     const waitBounded = options.maxWaitMs !== undefined;
     const blocking = waitBounded ? false : options.blocking !== false;
+    // A blocking send is answered when the agent is done, however long that takes.
+    const scope = this.#scope(options, blocking);
     const result = await this.#transport.call('sendMessage', this.#params(input, blocking, messageId), scope);
     if (result.kind === 'message') return { result, messageId, done: true };
     if (!waitBounded || isFinalState(result.status.state)) {

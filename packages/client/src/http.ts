@@ -24,6 +24,11 @@ export interface CallOptions {
   timeoutMs?: number | undefined;
   /** Cancels the call. */
   signal?: AbortSignal | undefined;
+  /**
+   * The answer may take as long as the agent works (a blocking send): no per-request timeout, only
+   * the call's own.
+   */
+  slowAnswer?: boolean | undefined;
 }
 
 export interface HttpOptions {
@@ -63,6 +68,7 @@ const RETRYABLE_STATUS = new Set([502, 503, 504]);
 export class CallScope {
   readonly signal: AbortSignal;
   readonly deadline: number | undefined;
+  readonly slowAnswer: boolean;
   readonly #timeoutMs: number | undefined;
 
   constructor(options: CallOptions = {}) {
@@ -73,6 +79,7 @@ export class CallScope {
       this.deadline = Date.now() + options.timeoutMs;
     }
     this.#timeoutMs = options.timeoutMs;
+    this.slowAnswer = options.slowAnswer === true;
     this.signal = signals.length === 0 ? new AbortController().signal : AbortSignal.any(signals);
   }
 
@@ -218,10 +225,12 @@ export class HttpClient {
     // until the body is read, otherwise), and `close()` aborts it to drop a stream's connection.
     const controller = new AbortController();
     let timedOut = false;
-    const timer = setTimeout(() => {
-      timedOut = true;
-      controller.abort();
-    }, this.#requestTimeoutMs);
+    const timer = scope.slowAnswer
+      ? undefined
+      : setTimeout(() => {
+          timedOut = true;
+          controller.abort();
+        }, this.#requestTimeoutMs);
     const signal = AbortSignal.any([scope.signal, controller.signal]);
     const started = Date.now();
     try {

@@ -17,6 +17,7 @@ export {
   type ClientStreamEvent,
   type ConnectOptions,
   connect,
+  connectEndpoint,
   endsStream,
   type SendInput,
   type SendOptions,
