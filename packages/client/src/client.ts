@@ -153,6 +153,16 @@ export async function connect(reference: string, options: ConnectOptions = {}): 
   const http = httpClient(options);
   const resolved = await resolveCard(reference, { http, fresh: options.freshCard, timeoutMs: options.timeoutMs });
   const endpoint = selectEndpoint(resolved, options);
+  const schemes = (resolved.card.securitySchemes ?? {}) as Record<string, Json>;
+  for (const scheme of Object.values(schemes)) {
+    // 0.3 / OpenAPI form, then 1.0's `apiKeySecurityScheme` (our server's card carries both).
+    const apiKey = (scheme?.type === 'apiKey' ? scheme : scheme?.apiKeySecurityScheme) as Json | undefined;
+    const where = apiKey?.in ?? apiKey?.location;
+    if (typeof apiKey?.name === 'string' && (where === undefined || where === 'header')) {
+      http.headers.useApiKeyHeader(apiKey.name);
+      break;
+    }
+  }
   http.debug(`card ${resolved.source}: using ${endpoint.binding} ${endpoint.version} at ${endpoint.url}`);
   return new A2AClient(resolved, endpoint, http, options);
 }

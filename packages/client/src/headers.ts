@@ -97,6 +97,8 @@ export class HeaderSet {
   readonly #credentialNames = new Set<string>();
   #resolved: Promise<Record<string, string>> | undefined;
   readonly #secrets = new Set<string>();
+  /** Whether the caller named the API key's header (else the card's apiKey scheme may). */
+  #apiKeyNamed = true;
 
   constructor(credentials: Credentials = {}) {
     if (credentials.bearer !== undefined) {
@@ -104,6 +106,7 @@ export class HeaderSet {
       this.#credentialNames.add('authorization');
     }
     if (credentials.apiKey !== undefined) {
+      this.#apiKeyNamed = credentials.apiKeyHeader !== undefined;
       const name = (credentials.apiKeyHeader ?? 'X-API-Key').toLowerCase();
       this.#sources.push([name, credentials.apiKey]);
       this.#credentialNames.add(name);
@@ -113,6 +116,21 @@ export class HeaderSet {
       // Any header may carry a credential (A2A-CLI §10.1 redacts service parameters too).
       this.#credentialNames.add(name.toLowerCase());
     }
+  }
+
+  /**
+   * The header the card's apiKey scheme names (A2A §4.5.2 `in: header`), for an API key given
+   * without a header name.
+   */
+  useApiKeyHeader(name: string): void {
+    if (this.#apiKeyNamed) return;
+    const lower = name.toLowerCase();
+    const entry = this.#sources.find(([header]) => header === 'x-api-key');
+    if (entry === undefined) return;
+    entry[0] = lower;
+    this.#credentialNames.add(lower);
+    this.#apiKeyNamed = true;
+    this.#resolved = undefined;
   }
 
   /** Whether any value can change when read again (a file, a command, a function). */

@@ -741,13 +741,26 @@ async function cardGet(ctx: Context, parsed: Parsed): Promise<void> {
 
 // ---- entry ----
 
+/** `-o`/`--output` as given on the command line (or A2ACLI_OUTPUT), read before full parsing. */
+function formatOf(argv: string[]): Format {
+  let value = process.env.A2ACLI_OUTPUT;
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] as string;
+    if (arg === '-o' || arg === '--output') value = argv[i + 1];
+    else if (arg.startsWith('--output=')) value = arg.slice('--output='.length);
+    else if (arg.startsWith('-o') && arg.length > 2) value = arg.slice(2);
+  }
+  return value === 'json' || value === 'jsonl' ? value : 'text';
+}
+
 export async function main(
   argv: string[],
   io: { stdout?: NodeJS.WritableStream; stderr?: NodeJS.WritableStream } = {},
 ): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
   const stderr = io.stderr ?? process.stderr;
-  let format: Format = 'text';
+  // Known before parsing, so that even a usage error comes in the format asked for.
+  let format: Format = formatOf(argv);
   let credentialsGiven = false;
   const controller = new AbortController();
   const onSigint = () => controller.abort(new Error('interrupted'));
