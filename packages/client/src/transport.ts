@@ -58,6 +58,16 @@ function parseJson(response: HttpResponse, what: string): unknown {
   try {
     return JSON.parse(response.text);
   } catch {
+    if (response.status === 502 || response.status === 503 || response.status === 504) {
+      // What a proxy or balancer says when no agent answers it, after every retry.
+      throw new A2AClientError(
+        'unreachable',
+        `${what} answered HTTP ${response.status} on every try: the agent is not reachable.`,
+        {
+          status: response.status,
+        },
+      );
+    }
     const type = response.headers.get('content-type')?.split(';')[0] ?? 'no content type';
     const start = response.text.trimStart().slice(0, 15).toLowerCase();
     const kind =
