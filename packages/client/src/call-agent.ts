@@ -61,13 +61,16 @@ function collect(parts: readonly Part[], into: Pick<CallAgentResult, 'files' | '
   }
 }
 
-/** The answer's parts: a message's, or a task's artifacts and its status message. */
-function partsOf(result: Task | Message, artifacts: readonly Artifact[]): Part[] {
-  if (result.kind === 'message') return result.parts;
-  const parts = artifacts.flatMap((artifact) => artifact.parts);
-  // A task that stops for input explains why in its status message.
-  if (parts.length === 0 && result.status.message) return result.status.message.parts;
-  return parts;
+/**
+ * The answer's parts, one group per source: a message's, or each artifact's (a task that stops for
+ * input, or has no artifact, explains itself in its status message). A group's text parts are
+ * chunks of one text (appended stream chunks), so they are joined as they are; groups by newlines.
+ */
+function partsOf(result: Task | Message, artifacts: readonly Artifact[]): Part[][] {
+  if (result.kind === 'message') return [result.parts];
+  const groups = artifacts.map((artifact) => artifact.parts).filter((parts) => parts.length > 0);
+  if (groups.length === 0 && result.status.message) return [result.status.message.parts];
+  return groups;
 }
 
 export async function callAgent(url: string, options: CallAgentOptions): Promise<CallAgentResult> {
@@ -124,10 +127,15 @@ export async function callAgent(url: string, options: CallAgentOptions): Promise
     done = sent.done;
     if (result.kind === 'task') artifacts = result.artifacts ?? [];
   }
+  const texts: string[] = [];
   const gathered = { texts: [] as string[], files: [] as AgentFile[], data: [] as unknown[] };
-  collect(partsOf(result, artifacts), gathered);
+  for (const group of partsOf(result, artifacts)) {
+    gathered.texts = [];
+    collect(group, gathered);
+    if (gathered.texts.length > 0) texts.push(gathered.texts.join(''));
+  }
   return {
-    text: gathered.texts.join('\n'),
+    text: texts.join('\n'),
     files: gathered.files,
     data: gathered.data,
     state: result.kind === 'task' ? result.status.state : undefined,

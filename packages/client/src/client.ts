@@ -13,6 +13,7 @@
 
 import { randomUUID } from 'node:crypto';
 import {
+  INTERRUPTED_STATES,
   isFinalState,
   type ListTasksParams,
   type Message,
@@ -365,6 +366,8 @@ export class A2AClient {
     let lastId = resumeAfter;
     const delivered = new Set<string>();
     let failures = 0;
+    let continuing =
+      start.operation === 'sendStreamingMessage' && (start.params as MessageSendParams).message.taskId !== undefined;
     for (;;) {
       scope.check();
       let open: { items: AsyncGenerator<StreamItem>; close(): void } | undefined;
@@ -394,7 +397,12 @@ export class A2AClient {
             progressed = true;
             failures = 0;
             yield { id: item.id, result: item.result };
-            if (endsStream(item.result)) return;
+            // A send that continues an interrupted task opens with the task as it was (still
+            // input-required): that snapshot does not end the stream; the turn's own updates will.
+            const snapshotBeforeTurn =
+              continuing && item.result.kind === 'task' && INTERRUPTED_STATES.has(item.result.status.state);
+            continuing = false;
+            if (endsStream(item.result) && !snapshotBeforeTurn) return;
           }
         } finally {
           scope.signal.removeEventListener('abort', closeOnAbort);

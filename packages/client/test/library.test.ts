@@ -109,6 +109,16 @@ describe.each(STORES)('the client against our server on %s', (_name, makeStore) 
       expect(reply.result.id).toBe(result.id);
     });
 
+    it('streams a reply to an input-required task on to its end (the opening snapshot does not end it)', async () => {
+      const { result } = await client.send({ text: 'ask:Your name?' });
+      if (result.kind !== 'task') throw new Error('expected a task');
+      const events = [];
+      for await (const event of client.stream({ text: 'Ada', taskId: result.id })) events.push(event.result);
+      const last = events.at(-1);
+      expect(last?.kind === 'status-update' && last.status.state).toBe('completed');
+      expect(events.some((e) => e.kind === 'artifact-update')).toBe(true);
+    });
+
     it('cancels a running task and subscribes to one', async () => {
       const { result } = await client.send({ text: 'sleep:5000' }, { blocking: false });
       if (result.kind !== 'task') throw new Error('expected a task');
