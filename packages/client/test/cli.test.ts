@@ -89,6 +89,13 @@ describe('a2a: against our server', () => {
     expect(text.stdout.includes(String.fromCharCode(27))).toBe(false);
   });
 
+  it('text is concise by default; --verbose adds timestamps and metadata', async () => {
+    const concise = await a2a(['send', '-a', served.url, 'hello']);
+    expect(concise.stdout).not.toContain('Status Timestamp:');
+    const verbose = await a2a(['send', '-a', served.url, 'hello', '--verbose']);
+    expect(verbose.stdout).toMatch(/^Status Timestamp: \d{4}-/m);
+  });
+
   it('send --stream -o json: JSON Lines, the terminal event last', async () => {
     const run = await a2a(['send', '-a', served.url, 'words:3', '--stream', '-o', 'json']);
     expect(run.code).toBe(0);

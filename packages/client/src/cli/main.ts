@@ -166,7 +166,7 @@ const GLOBAL_HELP = `Global options (each also from A2ACLI_<OPTION>, e.g. A2ACLI
   --poll-interval <d>      Polling interval while waiting (default 2s, backing off)
   --retries <n>            Tries on network errors and 502/503/504 (default 4)
   --debug                  Requests, retries and resumes on stderr (credentials redacted)
-  --verbose                Show every part in full
+  --verbose                Also show metadata, timestamps and descriptions (default: concise)
   --insecure               Skip TLS verification (development only; warns)
   -h, --help               Show help;  -v, --version  Show the version`;
 
@@ -795,7 +795,7 @@ export async function main(
     const poll = str(values, 'poll-interval');
     const ctx: Context = {
       values,
-      printer: new Printer(format, stdout),
+      printer: new Printer(format, stdout, values.verbose === true),
       format,
       reference: str(values, 'agent-card'),
       timeoutMs: timeout === undefined ? undefined : parseDuration(timeout, 'timeout'),

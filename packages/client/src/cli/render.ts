@@ -37,7 +37,14 @@ export class Printer {
   constructor(
     readonly format: Format,
     private readonly out: NodeJS.WritableStream = process.stdout,
+    /** `--verbose`: metadata blocks and each part's media type too (the concise view leaves them out). */
+    private readonly verbose = false,
   ) {}
+
+  #metadata(label: string, metadata: Record<string, unknown> | undefined): void {
+    if (this.verbose && metadata !== undefined && Object.keys(metadata).length > 0)
+      this.block(`${label} Metadata`, JSON.stringify(metadata, null, 2));
+  }
 
   /** One JSON document (pretty for `json`, one line for `jsonl`). */
   document(value: unknown): void {
@@ -61,6 +68,7 @@ export class Printer {
 
   parts(label: string, parts: readonly Part[]): void {
     for (const part of parts) {
+      this.#metadata(`${label} Part`, part.metadata);
       if (part.kind === 'text') this.block(label, part.text);
       else if (part.kind === 'data') this.block(`${label} Data`, JSON.stringify(part.data, null, 2));
       else {
@@ -88,6 +96,8 @@ export class Printer {
     this.field('Task ID', task.id);
     this.field('Context ID', task.contextId);
     this.field('State', stateName(task.status.state));
+    if (this.verbose) this.field('Status Timestamp', task.status.timestamp);
+    this.#metadata('Task', task.metadata);
     if (task.status.message) this.parts('Status Message', task.status.message.parts);
     for (const artifact of task.artifacts ?? []) this.artifact(artifact);
     for (const message of task.history ?? []) {
@@ -101,6 +111,7 @@ export class Printer {
     this.field('Context ID', message.contextId);
     this.field('Task ID', message.taskId);
     this.field('Role', message.role);
+    this.#metadata('Message', message.metadata);
     this.parts('Message Content', message.parts);
   }
 
