@@ -242,18 +242,20 @@ export interface InterfacePreference {
   version?: Version | undefined;
 }
 
-/** The default: 1.0 JSON-RPC, 1.0 HTTP+JSON, then 0.3 JSON-RPC. */
+/** The default: 1.0 JSON-RPC, 1.0 HTTP+JSON, then 0.3 JSON-RPC, then 0.3 HTTP+JSON. */
 export const DEFAULT_PREFERENCES: readonly InterfacePreference[] = [
   { binding: 'JSONRPC', version: '1.0' },
   { binding: 'HTTP+JSON', version: '1.0' },
   { binding: 'JSONRPC', version: '0.3' },
+  { binding: 'HTTP+JSON', version: '0.3' },
 ];
 
-/** Whether this client speaks an endpoint: JSON-RPC in 0.3 and 1.0, HTTP+JSON in 1.0. */
+/** Whether this client speaks an endpoint: JSON-RPC and HTTP+JSON, in 0.3 and 1.0 (not gRPC). */
 export function speaks(endpoint: AgentEndpoint): boolean {
-  if (endpoint.binding === 'JSONRPC') return endpoint.version === '1.0' || endpoint.version === '0.3';
-  if (endpoint.binding === 'HTTP+JSON') return endpoint.version === '1.0';
-  return false;
+  return (
+    (endpoint.binding === 'JSONRPC' || endpoint.binding === 'HTTP+JSON') &&
+    (endpoint.version === '1.0' || endpoint.version === '0.3')
+  );
 }
 
 export interface SelectOptions {

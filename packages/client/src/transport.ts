@@ -13,7 +13,10 @@ import {
   type OperationName,
   type OperationParams,
   type OperationResult,
+  protoJson0_3Caller,
   protoJson1_0Caller,
+  type RestRoute,
+  rest0_3,
   rest1_0,
   type StreamResult,
 } from '@fastify-a2a/core/protocol';
@@ -135,6 +138,15 @@ function unsupported(operation: string, endpoint: AgentEndpoint): A2AClientError
   );
 }
 
+const looksLikeJson = (text: string): boolean => {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 let nextRequestId = 1;
 
 class JsonRpcTransport implements Transport {
@@ -242,17 +254,22 @@ class JsonRpcTransport implements Transport {
   }
 }
 
-/** The plain 1.0 routes of core's table, by operation (the first route of each: POST for subscribe). */
-const ROUTES_1_0 = new Map(
-  rest1_0.routes
-    .filter((route) => !route.path.startsWith('/{tenant}'))
-    .reverse()
-    .map((route) => [route.operation, route]),
-);
+/** A version's routes from core's tables, by operation: the first of each (POST for subscribe), no tenant prefix. */
+const routesOf = (routes: readonly RestRoute[]) =>
+  new Map(
+    routes
+      .filter((route) => !route.path.startsWith('/{tenant}'))
+      .reverse()
+      .map((route) => [route.operation, route]),
+  );
+const ROUTES_1_0 = routesOf(rest1_0.routes);
+const ROUTES_0_3 = routesOf(rest0_3.routes);
 
 class RestTransport implements Transport {
   readonly #http: HttpClient;
   readonly #maxEventBytes: number | undefined;
+  readonly #codec: CallerCodec;
+  readonly #routes: typeof ROUTES_1_0;
 
   constructor(
     readonly endpoint: AgentEndpoint,
@@ -260,13 +277,17 @@ class RestTransport implements Transport {
   ) {
     this.#http = options.http;
     this.#maxEventBytes = options.maxEventBytes;
+    // 0.3's HTTP+JSON speaks its proto's ProtoJSON under /v1 (0.3 §3.5.6); 1.0's, its own (§11).
+    const legacy = endpoint.version === '0.3';
+    this.#codec = legacy ? protoJson0_3Caller : protoJson1_0Caller;
+    this.#routes = legacy ? ROUTES_0_3 : ROUTES_1_0;
   }
 
   /** The route's URL (path parameters filled from the wire params, the rest in the body or query). */
   #request(operation: OperationName, params: unknown) {
-    const route = ROUTES_1_0.get(operation);
+    const route = this.#routes.get(operation);
     if (route === undefined) throw unsupported(operation, this.endpoint);
-    const wire = { ...(protoJson1_0Caller.encodeParams(operation, params as never) as Json) };
+    const wire = { ...(this.#codec.encodeParams(operation, params as never) as Json) };
     const used = new Set<string>();
     let path = route.path.replace(/\{(\w+)\}/g, (_, name: string) => {
       used.add(name);
@@ -299,9 +320,17 @@ class RestTransport implements Transport {
     const response = await this.#http.send({ ...request, headers: this.#headers('application/json') }, scope);
     if ((response.status === 401 || response.status === 403) && response.text === '')
       throw authError(response.status, undefined);
+    if ((response.status === 404 || response.status === 405) && !looksLikeJson(response.text)) {
+      // No such route (a web framework's own 404 page): the agent does not serve this operation.
+      throw new A2AClientError(
+        'protocol',
+        `${request.method} ${request.url} does not exist (HTTP ${response.status}): the agent does not serve ${operation} over HTTP+JSON ${this.endpoint.version}.`,
+        { a2aCode: 'UNSUPPORTED_OPERATION', status: response.status },
+      );
+    }
     const json = response.text === '' ? {} : parseJson(response, request.url);
     if (response.status < 200 || response.status >= 300) throw restError(json, response.status);
-    return protoJson1_0Caller.decodeResult(operation, json) as OperationResult<K>;
+    return this.#codec.decodeResult(operation, json) as OperationResult<K>;
   }
 
   async stream(
@@ -322,6 +351,7 @@ class RestTransport implements Transport {
         : restError(json, response.status);
     }
     const maxEventBytes = this.#maxEventBytes;
+    const codec = this.#codec;
     async function* items(): AsyncGenerator<StreamItem> {
       for await (const event of readSse(response.body as AsyncIterable<Uint8Array>, maxEventBytes)) {
         let json: unknown;
@@ -331,7 +361,7 @@ class RestTransport implements Transport {
           throw new A2AClientError('invalid-response', `${request.url} sent a stream event that is not JSON.`);
         }
         if (event.event === 'error') throw restError(json, 200);
-        yield { id: event.id, result: protoJson1_0Caller.decodeStreamItem(json) };
+        yield { id: event.id, result: codec.decodeStreamItem(json) };
       }
     }
     return { items: items(), close: response.close };

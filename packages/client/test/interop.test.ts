@@ -1,7 +1,6 @@
 /**
  * Interop: the client against the official SDK servers, @a2a-js/sdk 0.3.14 and 1.3.0, over the
- * bindings each offers that this client speaks (1.3.0: JSON-RPC and HTTP+JSON; 0.3.14: JSON-RPC —
- * the client does not speak 0.3's HTTP+JSON, see the README): send, stream, get, cancel, list.
+ * bindings each offers (JSON-RPC and HTTP+JSON): send, stream, get, cancel, list (a 1.0 method).
  */
 
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ const CASES: [string, () => Promise<SdkServer>, Binding, '1.0' | '0.3'][] = [
   ['@a2a-js/sdk 1.3.0', startSdk13, 'JSONRPC', '1.0'],
   ['@a2a-js/sdk 1.3.0', startSdk13, 'HTTP+JSON', '1.0'],
   ['@a2a-js/sdk 0.3.14', startSdk03, 'JSONRPC', '0.3'],
+  ['@a2a-js/sdk 0.3.14', startSdk03, 'HTTP+JSON', '0.3'],
 ];
 
 describe.each(CASES)('the client against %s over %s %s', (_name, start, binding, version) => {

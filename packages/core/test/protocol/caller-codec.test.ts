@@ -13,6 +13,8 @@ import {
   json0_3Caller,
   type OperationName,
   type OperationParams,
+  protoJson0_3,
+  protoJson0_3Caller,
   protoJson1_0,
   protoJson1_0Caller,
   type StreamResult,
@@ -134,6 +136,46 @@ describe('the 0.3 caller codec', () => {
     expect(json0_3Caller.decodeResult('getTask', json0_3.encodeResult('getTask', task))).toEqual(task);
     expect(() => json0_3Caller.decodeResult('getTask', { id: 'x' })).toThrow(/not one of task/);
     expect(() => json0_3Caller.decodeStreamItem({ kind: 'other' })).toThrow(/stream event/);
+  });
+});
+
+describe('the 0.3 HTTP+JSON caller codec inverts protoJson0_3', () => {
+  it('send parameters, results and stream items survive the round trip', () => {
+    const params = PARAMS.sendMessage as OperationParams<'sendMessage'>;
+    const { pushNotificationConfig: _push, ...configuration } = params.configuration ?? {};
+    const plain = { ...params, configuration };
+    const wire = JSON.parse(JSON.stringify(protoJson0_3Caller.encodeParams('sendMessage', plain)));
+    expect(protoJson0_3.decode('sendMessage', wire, 'params')).toEqual(plain);
+    const through = (operation: 'getTask' | 'sendMessage', value: unknown) =>
+      protoJson0_3Caller.decodeResult(
+        operation,
+        JSON.parse(JSON.stringify(protoJson0_3.encodeResult(operation, value as never))),
+      );
+    // 0.3's proto has no file name and no data-part wrapper metadata: compare what it carries.
+    const carried = {
+      ...task,
+      artifacts: task.artifacts?.map((a) => ({
+        ...a,
+        parts: a.parts.map((p) => (p.kind === 'file' ? { ...p, file: { ...p.file, name: undefined } } : p)),
+      })),
+    };
+    const strip = (value: unknown) => JSON.parse(JSON.stringify(value));
+    expect(strip(through('getTask', task))).toEqual(strip(carried));
+    expect(strip(through('sendMessage', task))).toEqual(strip(carried));
+    for (const item of [
+      { kind: 'status-update', taskId: 't1', contextId: 'c1', status: { state: 'canceled' }, final: true },
+      {
+        kind: 'artifact-update',
+        taskId: 't1',
+        contextId: 'c1',
+        artifact: { artifactId: 'a', parts: [{ kind: 'text', text: 'x' }] },
+        append: true,
+      },
+    ] as StreamResult[]) {
+      expect(
+        protoJson0_3Caller.decodeStreamItem(JSON.parse(JSON.stringify(protoJson0_3.encodeStreamItem(item)))),
+      ).toEqual(item);
+    }
   });
 });
 
