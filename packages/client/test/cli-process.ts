@@ -5,7 +5,7 @@
  */
 
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, statSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -29,8 +29,33 @@ function builtAt(file: string): number {
   }
 }
 
+/** Waits (synchronously) for a directory lock shared by the test files that build dist/. */
+function withBuildLock(fn: () => void): void {
+  const lock = join(PACKAGES, 'client', '.build-lock');
+  const started = Date.now();
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch {
+      // Another test file is building; a lock older than two minutes is a crashed run's.
+      if (Date.now() - started > 120_000) rmSync(lock, { recursive: true, force: true });
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 200);
+    }
+  }
+  try {
+    fn();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
+}
+
 /** Compiles core and the client when their dist/ is missing or older than their src/. */
 export function ensureBuilt(): void {
+  withBuildLock(build);
+}
+
+function build(): void {
   for (const name of ['core', 'client']) {
     const root = join(PACKAGES, name);
     if (newest(join(root, 'src')) <= builtAt(join(root, 'dist', 'index.js'))) continue;

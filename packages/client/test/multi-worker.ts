@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Cluster } from '../../fastify/test/multi-worker/cluster.js';
 import { type A2AClient, type ClientStreamEvent, connectEndpoint } from '../src/index.js';
+import { a2a as cli, ensureBuilt } from './cli-process.js';
 import { Balancer } from './proxy.js';
 
 export interface MultiWorkerOptions {
@@ -29,6 +30,7 @@ export function clientMultiWorker(options: MultiWorkerOptions): void {
       );
 
     beforeAll(async () => {
+      ensureBuilt();
       cluster = await new Cluster({ storeUrl: await options.storeUrl(), workers: 3, leaseTtlMs: 3000 }).start();
       balancer = await new Balancer(() =>
         cluster.workers.map((w) => ({
@@ -86,6 +88,26 @@ export function clientMultiWorker(options: MultiWorkerOptions): void {
       },
       60_000,
     );
+
+    it('the a2a CLI: --async and --max-wait return a task id that task get --wait follows to completion, across workers', async () => {
+      const endpoint = ['-e', `${balancer.url}/a2a`, '--transport', 'JSONRPC', '-o', 'json'];
+      const started = await cli(['send', 'sleep:800', '--async', ...endpoint]);
+      expect(started.code, started.stderr).toBe(0);
+      const { task } = started.json() as { task: { id: string; status: { state: string } } };
+      expect(task.status.state).not.toBe('TASK_STATE_COMPLETED');
+      const waited = await cli(['task', 'get', task.id, '--wait', '--poll-interval', '100ms', ...endpoint]);
+      expect(waited.code, waited.stderr).toBe(0);
+      expect((waited.json() as { status: { state: string } }).status.state).toBe('TASK_STATE_COMPLETED');
+      const bounded = await cli(['send', 'sleep:1500', '--max-wait', '300ms', '--poll-interval', '100ms', ...endpoint]);
+      expect(bounded.code, bounded.stderr).toBe(0);
+      const running = (bounded.json() as { task: { id: string; status: { state: string } } }).task;
+      expect(running.status.state).toMatch(/TASK_STATE_(SUBMITTED|WORKING)/);
+      const followed = await cli(['task', 'get', running.id, '--wait', '--poll-interval', '100ms', ...endpoint]);
+      expect((followed.json() as { status: { state: string } }).status.state).toBe('TASK_STATE_COMPLETED');
+      // The polls went round the workers: more than one answered for these tasks.
+      const polled = new Set(balancer.routes.filter((r) => r.body.includes(running.id)).map((r) => r.upstream));
+      expect(polled.size).toBeGreaterThan(1);
+    });
 
     it('a send whose answer is lost after the server read it is retried and returns the one task; the agent ran once', async () => {
       const a2a = client();
