@@ -77,11 +77,11 @@ export async function callAgent(url: string, options: CallAgentOptions): Promise
   const client =
     options.client ??
     (await connect(url, {
+      timeoutMs: options.timeoutMs ?? 300_000,
       ...options.connect,
       headers: options.headers,
       bearer: options.bearer,
-      signal: undefined,
-    } as ConnectOptions));
+    }));
   const input = { text: options.text, contextId: options.contextId, taskId: options.taskId };
   const call = { signal: options.signal, timeoutMs: options.timeoutMs ?? 300_000 };
   let result: Task | Message;

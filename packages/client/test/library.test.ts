@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPostgres } from '../../../test-support/postgres.js';
-import { type A2AClient, A2AClientError, type Binding, connect, type Version } from '../src/index.js';
+import { type A2AClient, A2AClientError, type Binding, callAgent, connect, type Version } from '../src/index.js';
 import { type Served, serve, tempDir } from './helpers.js';
 
 const pg = withPostgres('client_library');
@@ -170,5 +170,32 @@ describe.each(STORES)('the client against our server on %s', (_name, makeStore) 
       expect(ids).toHaveLength(5);
       expect(new Set(ids).size).toBe(5);
     });
+  });
+});
+
+describe('callAgent', () => {
+  let served: Served;
+  beforeAll(async () => {
+    served = await serve('memory:');
+  });
+  afterAll(() => served?.close());
+
+  it('returns the text, data and ids an LLM tool needs, streamed or not', async () => {
+    const sent = await callAgent(served.url, { text: 'hello' });
+    expect(sent).toMatchObject({ text: 'echo: hello', state: 'completed', done: true, files: [], data: [] });
+    expect(sent.metadata).toMatchObject({ agent: 'Client test agent', url: `${served.url}/a2a` });
+    const streamed = await callAgent(served.url, { text: 'words:3', stream: true, contextId: sent.metadata.contextId });
+    expect(streamed.text).toBe('w0 w1 w2 ');
+    expect(streamed.metadata.contextId).toBe(sent.metadata.contextId);
+  });
+
+  it('relays a question, continues with taskId, and returns a running task after maxWaitMs', async () => {
+    const asked = await callAgent(served.url, { text: 'ask:Your name?' });
+    expect(asked).toMatchObject({ state: 'input-required', text: 'Your name?' });
+    const answered = await callAgent(served.url, { text: 'Ada', taskId: asked.metadata.taskId });
+    expect(answered).toMatchObject({ state: 'completed', text: 'You answered: Ada' });
+    const running = await callAgent(served.url, { text: 'sleep:1000', maxWaitMs: 100 });
+    expect(running.done).toBe(false);
+    expect(running.metadata.taskId).toEqual(expect.any(String));
   });
 });
