@@ -5,7 +5,7 @@
 
 import { describe, expect, it } from 'vitest';
 import { cardUrls, endpointsOf, selectEndpoint } from '../src/card.js';
-import { parseDuration } from '../src/cli/main.js';
+import { parseDuration } from '../src/cli/options.js';
 import { resolveHeaderValue, splitCommand } from '../src/headers.js';
 import { retryAfterMs } from '../src/http.js';
 import { readSse } from '../src/sse.js';
