@@ -4,13 +4,15 @@
  * stack trace) for a bad URL or a server that is not an A2A agent.
  */
 
+import { execFile } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { bearerTokens } from 'fastify-a2a';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { a2a, ensureBuilt } from './cli-process.js';
+import { a2a, BIN, ensureBuilt } from './cli-process.js';
 import { type Served, serve, tempDir } from './helpers.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON output, read member by member in assertions.
@@ -94,6 +96,22 @@ describe('a2a: against our server', () => {
     expect(concise.stdout).not.toContain('Status Timestamp:');
     const verbose = await a2a(['send', '-a', served.url, 'hello', '--verbose']);
     expect(verbose.stdout).toMatch(/^Status Timestamp: \d{4}-/m);
+  });
+
+  it('stops quietly when its reader closes the pipe early (| head)', async () => {
+    // An answer far larger than a pipe's buffer: the writes are still pending when head exits.
+    // Asynchronously: the agent answering it runs in this process.
+    const run = await promisify(execFile)(
+      'sh',
+      ['-c', `"${process.execPath}" "${BIN}" send -a "$URL" "$BIG" | head -c 20`],
+      {
+        encoding: 'utf8',
+        env: { ...process.env, NODE_OPTIONS: '', URL: served.url, BIG: 'x'.repeat(120_000) },
+      },
+    );
+    expect(run.stdout, run.stderr).toMatch(/^Task ID: /);
+    expect(run.stdout).toHaveLength(20);
+    expect(run.stderr).not.toMatch(/EPIPE|\n\s+at /);
   });
 
   it('send --stream -o json: JSON Lines, the terminal event last', async () => {

@@ -119,5 +119,12 @@ export async function main(
 
 /** The process entry (bin/a2a.js): runs `main` on argv and sets the exit status. */
 export async function run(): Promise<void> {
+  // A reader that stops early (`a2a … | head`) closes the pipe: stop quietly, as other tools do.
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+      throw error;
+    });
+  }
   process.exitCode = await main(process.argv.slice(2));
 }
