@@ -25,6 +25,7 @@ export default defineConfig({
       project('store-postgres'),
       project('fastify'),
       project('grpc'),
+      project('client'),
       // The demo as real child processes on each store (examples/demo/test).
       { extends: true as const, test: { name: 'demo', root: 'examples/demo', include: ['test/**/*.test.ts'] } },
     ],

@@ -17,7 +17,8 @@
  *    (`memory:`, `sqlite:<tmp>/a.db`, `postgres://…?schema=<fresh>`), which makes the plugin load
  *    each store package by name from the installed layout. Each run answers the agent card, a
  *    JSON-RPC `message/send` and a REST `POST /v1/message:send`; the app also serves gRPC
- *    (`@fastify-a2a/grpc`, its .proto files from the tarball) and sends itself one SendMessage.
+ *    (`@fastify-a2a/grpc`, its .proto files from the tarball) and sends itself one SendMessage; on
+ *    memory, the installed `a2a` bin of @fastify-a2a/client runs `card get` and `send` against it.
  *
  * Postgres: `A2A_TEST_POSTGRES_URL` (default postgres://postgres@127.0.0.1:5432/test), as for the
  * tests. The schema is created by the store's migrations and dropped afterwards.
@@ -35,7 +36,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const PACKAGES = ['core', 'store-memory', 'store-sqlite', 'store-postgres', 'fastify', 'grpc'];
+const PACKAGES = ['core', 'store-memory', 'store-sqlite', 'store-postgres', 'fastify', 'grpc', 'client'];
 const ATTW = '@arethetypeswrong/cli@0.18.5';
 const POSTGRES_URL_ENV = 'A2A_TEST_POSTGRES_URL';
 const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -323,11 +324,28 @@ async function exercise(base) {
   );
 }
 
+/** The installed `a2a` bin (@fastify-a2a/client), plain node, against the app: card get and send. */
+function exerciseCli(appDir, base) {
+  const env = { ...process.env };
+  delete env.NODE_OPTIONS;
+  const a2a = (...args) => JSON.parse(run(join(appDir, 'node_modules', '.bin', 'a2a'), args, { cwd: appDir, env }));
+  const card = a2a('card', 'get', base, '-o', 'json');
+  expect(card.name === 'Pack check', 'a2a card get -o json: the card named "Pack check"', card);
+  const sent = a2a('send', '-a', base, 'hi cli', '-o', 'json');
+  expect(
+    sent.task?.status?.state === 'TASK_STATE_COMPLETED' &&
+      sent.task.artifacts?.[0]?.parts?.[0]?.text === 'echo: hi cli',
+    'a2a send -o json: {task} completed with the artifact "echo: hi cli"',
+    sent,
+  );
+}
+
 async function serve(appDir, label, store) {
   const app = startApp(appDir, store);
   try {
     const base = await app.ready;
     await exercise(base);
+    if (label === 'memory:') exerciseCli(appDir, base);
     // A clean close matters too: it is where the plugin closes the store it created.
     const { code, signal } = await app.stop();
     if (code !== 0) throw new CheckError(`the app did not close cleanly on SIGTERM (${signal ?? `exit ${code}`})`);

@@ -1,5 +1,6 @@
 import type { AgentExecutor, TurnContext } from '@fastify-a2a/core';
 import type { A2APluginOptions, AgentCardInput } from 'fastify-a2a';
+import { delegateAgent, delegateCard } from './delegate.js';
 
 /** Resolves after `ms`, or rejects as soon as `signal` aborts (a tasks/cancel from any worker). */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -105,7 +106,7 @@ export function createTckAgent(options: { resubscribeHoldMs?: number } = {}): Ag
 
 export const tckAgent: AgentExecutor = createTckAgent();
 
-export const demoAgents = { echo: echoAgent, tck: tckAgent } as const;
+export const demoAgents = { echo: echoAgent, tck: tckAgent, delegate: delegateAgent } as const;
 export type DemoAgentName = keyof typeof demoAgents;
 
 /**
@@ -118,6 +119,7 @@ export function demoOptions(name: DemoAgentName): Pick<A2APluginOptions, 'messag
 }
 
 export function demoCard(name: DemoAgentName): AgentCardInput {
+  if (name === 'delegate') return delegateCard();
   const echo = name === 'echo';
   return {
     name: echo ? 'fastify-a2a echo agent' : 'fastify-a2a TCK agent',

@@ -1,6 +1,6 @@
 /**
  * The demo: `npm start` serves the demo agent on HOST:PORT (default 127.0.0.1:41241).
- * Environment: DEMO_AGENT (echo | tck, default echo), A2A_STORE (memory:, sqlite:<path>,
+ * Environment: DEMO_AGENT (echo | tck | delegate, default echo; delegate calls DEMO_DELEGATE_URL), A2A_STORE (memory:, sqlite:<path>,
  * postgres://…; default sqlite:./.data/a2a.db), A2A_BASE_URL (public URL for the card),
  * A2A_LEASE_TTL_MS (how soon a crashed worker's tasks are failed), LOG_LEVEL; authentication:
  * A2A_AUTH_TOKENS ("alice:tok-a,bob:tok-b"), A2A_JWKS_URL with A2A_JWT_ISSUER and A2A_JWT_AUDIENCE

@@ -44,6 +44,6 @@ describe('the demo on a store it cannot use', () => {
     const demo = await spawnDemo({ A2A_STORE: 'memory:', DEMO_AGENT: 'nope' });
     const exit = await demo.exited;
     expect(exit.code).toBe(1);
-    expect(demo.stderr().trim()).toBe('DEMO_AGENT must be one of echo, tck; got "nope".');
+    expect(demo.stderr().trim()).toBe('DEMO_AGENT must be one of echo, tck, delegate; got "nope".');
   });
 });

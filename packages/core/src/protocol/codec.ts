@@ -32,6 +32,27 @@ export interface ProtocolCodec {
   encodeCard(card: AgentCard): unknown;
 }
 
+/**
+ * The caller's direction of a codec, kept beside the server's so a wire change is made in one
+ * place: the model's operation parameters as this version's wire JSON, and the wire's results and
+ * stream items back into the model. Streaming operations' results are stream items
+ * ({@link decodeStreamItem}).
+ */
+export interface CallerCodec {
+  readonly version: ProtocolVersion;
+  encodeParams<K extends OperationName>(operation: K, params: OperationParams<K>): unknown;
+  /**
+   * A non-streaming operation's wire result in the model (`getExtendedAgentCard`: the card as sent).
+   * @throws {A2AError} INVALID_AGENT_RESPONSE naming what is missing.
+   */
+  decodeResult<K extends Exclude<OperationName, 'sendStreamingMessage' | 'subscribeToTask'>>(
+    operation: K,
+    wire: unknown,
+  ): OperationResult<K>;
+  /** One wire stream item in the model. */
+  decodeStreamItem(wire: unknown): StreamResult;
+}
+
 /** A version's JSON-RPC binding: its method names and its error member. */
 export interface JsonRpcMapping {
   readonly codec: ProtocolCodec;

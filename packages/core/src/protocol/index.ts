@@ -2,6 +2,7 @@ export * from './access-rules.js';
 export * from './bindings/jsonrpc.js';
 export * from './bindings/rest.js';
 export type {
+  CallerCodec,
   JsonRpcMapping,
   ProtocolCodec,
   RestErrorResponse,

@@ -4,11 +4,11 @@
  * method names (§7) and error codes (§8).
  */
 
-import { type A2AError, ERROR_TABLE } from '../../errors.js';
+import { A2AError, ERROR_TABLE } from '../../errors.js';
 import { dataPart } from '../../model/data-part.js';
 import type { AgentCard, StreamResult } from '../../model/types.js';
 import type { JsonRpcErrorObject } from '../bindings/jsonrpc.js';
-import type { JsonRpcMapping, ProtocolCodec } from '../codec.js';
+import type { CallerCodec, JsonRpcMapping, ProtocolCodec } from '../codec.js';
 import type { OperationName, OperationParams, OperationResult } from '../operations.js';
 import { validate0_3 } from './validators.js';
 
@@ -96,5 +96,51 @@ export const jsonRpc0_3: JsonRpcMapping = {
     const object: JsonRpcErrorObject = { code: ERROR_TABLE[error.code].jsonRpc, message: error.message };
     if (error.data !== undefined) object.data = error.data;
     return object;
+  },
+};
+
+const STREAM_KINDS = new Set(['task', 'message', 'status-update', 'artifact-update']);
+
+/** A result a caller reads: an object, and for a stream item or task one of the model's kinds. */
+function expectKind(value: unknown, what: string, kinds: ReadonlySet<string>): Json {
+  if (!isObject(value) || typeof value.kind !== 'string' || !kinds.has(value.kind)) {
+    const shown = JSON.stringify(value)?.slice(0, 120);
+    throw new A2AError(
+      'INVALID_AGENT_RESPONSE',
+      `The agent's ${what} is not one of ${[...kinds].join(', ')}: ${shown}`,
+    );
+  }
+  return value;
+}
+
+/**
+ * The caller's direction of {@link json0_3}: the model is 0.3's JSON, so parameters go out as they
+ * are and results come in as they are, once checked to be the kind of object the method returns.
+ */
+export const json0_3Caller: CallerCodec = {
+  version: '0.3',
+  encodeParams<K extends OperationName>(_operation: K, params: OperationParams<K>): unknown {
+    return params;
+  },
+  decodeResult(operation, wire) {
+    switch (operation) {
+      case 'sendMessage':
+        return expectKind(wire, 'message/send result', new Set(['task', 'message'])) as never;
+      case 'getTask':
+      case 'cancelTask':
+        return expectKind(wire, `${operation} result`, new Set(['task'])) as never;
+      case 'listTaskPushNotificationConfig':
+        return (Array.isArray(wire) ? wire : []) as never;
+      case 'deleteTaskPushNotificationConfig':
+        return null as never;
+      default:
+        if (!isObject(wire)) {
+          throw new A2AError('INVALID_AGENT_RESPONSE', `The agent's ${operation} result is not an object.`);
+        }
+        return wire as never;
+    }
+  },
+  decodeStreamItem(wire: unknown): StreamResult {
+    return expectKind(wire, 'stream event', STREAM_KINDS) as unknown as StreamResult;
   },
 };

@@ -17,6 +17,7 @@ import type {
   FilePart,
   Message,
   Part,
+  PushNotificationConfig,
   SecurityScheme,
   Task,
   TaskArtifactUpdateEvent,
@@ -24,6 +25,7 @@ import type {
   TaskStatus,
   TaskStatusUpdateEvent,
 } from '../../model/types.js';
+import { isFinalState } from '../../model/types.js';
 
 type Json = Record<string, unknown>;
 
@@ -359,5 +361,120 @@ export function cardOut(card: AgentCard): Json {
     ),
     supportsAuthenticatedExtendedCard: card.supportsAuthenticatedExtendedCard,
     signatures: card.signatures,
+  });
+}
+
+// ---- responses, read by a caller (ProtoJSON → the model) ----
+//
+// The inverse of the writers above, for a client of a 0.3 HTTP+JSON server: read as leniently as
+// requests are (either field name, `TASK_STATE_CANCELED` with one L too).
+
+const STATE_IN: Readonly<Record<string, TaskState>> = {
+  ...Object.fromEntries(Object.entries(STATE_OUT).map(([model, wire]) => [wire, model as TaskState])),
+  TASK_STATE_CANCELED: 'canceled',
+};
+
+function stateIn(value: unknown): TaskState {
+  if (typeof value !== 'string') return 'unknown';
+  return STATE_IN[value] ?? (Object.hasOwn(STATE_OUT, value) ? (value as TaskState) : 'unknown');
+}
+
+function statusIn(wire: unknown): TaskStatus {
+  const status = isObject(wire) ? wire : {};
+  const out: TaskStatus = { state: stateIn(status.state) };
+  const message = pick(status, 'message', 'update');
+  if (isObject(message)) out.message = messageIn(message) as Message;
+  if (typeof status.timestamp === 'string') out.timestamp = status.timestamp;
+  return out;
+}
+
+function artifactIn(wire: unknown): Artifact {
+  const artifact = isObject(wire) ? wire : {};
+  const parts = Array.isArray(artifact.parts) ? artifact.parts : [];
+  const out: Artifact = {
+    artifactId: pick(artifact, 'artifactId', 'artifact_id') as string,
+    parts: parts.map(partIn) as Part[],
+  };
+  for (const key of ['name', 'description', 'metadata', 'extensions'] as const) {
+    if (artifact[key] != null) (out as unknown as Json)[key] = artifact[key];
+  }
+  return out;
+}
+
+export function taskIn(wire: unknown): Task {
+  const task = isObject(wire) ? wire : {};
+  const out: Task = {
+    kind: 'task',
+    id: task.id as string,
+    contextId: pick(task, 'contextId', 'context_id') as string,
+    status: statusIn(task.status),
+  };
+  if (Array.isArray(task.artifacts)) out.artifacts = task.artifacts.map(artifactIn);
+  if (Array.isArray(task.history)) out.history = task.history.map((m) => messageIn(m) as Message);
+  if (task.metadata != null) out.metadata = task.metadata as Record<string, unknown>;
+  return out;
+}
+
+export function statusUpdateIn(wire: unknown): TaskStatusUpdateEvent {
+  const event = isObject(wire) ? wire : {};
+  const status = statusIn(event.status);
+  const out: TaskStatusUpdateEvent = {
+    kind: 'status-update',
+    taskId: pick(event, 'taskId', 'task_id') as string,
+    contextId: pick(event, 'contextId', 'context_id') as string,
+    status,
+    final: event.final === true || isFinalState(status.state),
+  };
+  if (event.metadata != null) out.metadata = event.metadata as Record<string, unknown>;
+  return out;
+}
+
+export function artifactUpdateIn(wire: unknown): TaskArtifactUpdateEvent {
+  const event = isObject(wire) ? wire : {};
+  const out: TaskArtifactUpdateEvent = {
+    kind: 'artifact-update',
+    taskId: pick(event, 'taskId', 'task_id') as string,
+    contextId: pick(event, 'contextId', 'context_id') as string,
+    artifact: artifactIn(event.artifact),
+  };
+  if (event.append === true) out.append = true;
+  if (pick(event, 'lastChunk', 'last_chunk') === true) out.lastChunk = true;
+  if (event.metadata != null) out.metadata = event.metadata as Record<string, unknown>;
+  return out;
+}
+
+/** `{ name: "tasks/{id}/pushNotificationConfigs/{configId}", pushNotificationConfig }` as the model's. */
+export function pushConfigResponseIn(wire: unknown): {
+  taskId: string;
+  pushNotificationConfig: PushNotificationConfig;
+} {
+  const config = isObject(wire) ? wire : {};
+  const name = typeof config.name === 'string' ? config.name : '';
+  const taskId = /^tasks\/([^/]+)\//.exec(name)?.[1] ?? '';
+  const inner = pick(config, 'pushNotificationConfig', 'push_notification_config');
+  return { taskId: decodeURIComponent(taskId), pushNotificationConfig: pushConfigIn(inner) as PushNotificationConfig };
+}
+
+/** The model's send parameters as 0.3's SendMessageRequest (blocking written out: absent is false). */
+export function sendParamsOut(params: {
+  message: Message;
+  configuration?: {
+    blocking?: boolean;
+    historyLength?: number;
+    acceptedOutputModes?: string[];
+    pushNotificationConfig?: PushNotificationConfig;
+  };
+  metadata?: Record<string, unknown>;
+}): Json {
+  const config = params.configuration ?? {};
+  return omitUndefined({
+    message: messageOut(params.message),
+    configuration: omitUndefined({
+      blocking: config.blocking !== false,
+      historyLength: config.historyLength,
+      acceptedOutputModes: config.acceptedOutputModes,
+      pushNotification: config.pushNotificationConfig,
+    }),
+    metadata: params.metadata,
   });
 }

@@ -12,16 +12,22 @@ import type {
   Task,
   TaskPushNotificationConfig,
 } from '../../model/types.js';
-import type { ProtocolCodec, RestErrorResponse, RestMapping, RestRequest, RestRoute } from '../codec.js';
+import type { CallerCodec, ProtocolCodec, RestErrorResponse, RestMapping, RestRequest, RestRoute } from '../codec.js';
 import type { OperationName, OperationParams, OperationResult } from '../operations.js';
 import {
+  artifactUpdateIn,
   artifactUpdateOut,
   cardOut,
+  messageIn,
   messageOut,
+  pushConfigResponseIn,
   STATE_OUT,
   sendParamsIn,
+  sendParamsOut,
   setPushParamsIn,
+  statusUpdateIn,
   statusUpdateOut,
+  taskIn,
   taskOut,
 } from './proto-json.js';
 import { validate0_3 } from './validators.js';
@@ -247,5 +253,108 @@ export const rest0_3: RestMapping = {
   },
   streamError(error: A2AError) {
     return { event: 'error', data: errorBody(error) };
+  },
+};
+
+// ---- the caller's direction ----
+
+function expectObject(value: unknown, what: string): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new A2AError(
+      'INVALID_AGENT_RESPONSE',
+      `The agent answered ${what} with ${JSON.stringify(value)?.slice(0, 80)}, not an object.`,
+    );
+  }
+  return value as Record<string, unknown>;
+}
+
+function checkedTaskIn(value: unknown, what: string): Task {
+  const task = taskIn(expectObject(value, what));
+  if (typeof task.id !== 'string' || typeof task.contextId !== 'string') {
+    throw new A2AError('INVALID_AGENT_RESPONSE', `The agent's ${what} has no id or contextId: not a Task.`);
+  }
+  return task;
+}
+
+/**
+ * The caller's side of {@link protoJson0_3}: each operation's request as the route's path
+ * parameters (`id`, `configId`) beside its body or query members, and the ProtoJSON answers back
+ * into the model. Binding clients fill `{name}` in a route's path from the member of that name.
+ */
+export const protoJson0_3Caller: CallerCodec = {
+  version: '0.3',
+  encodeParams<K extends OperationName>(operation: K, params: OperationParams<K>): unknown {
+    const p = params as unknown as Record<string, unknown>;
+    switch (operation) {
+      case 'sendMessage':
+      case 'sendStreamingMessage':
+        return sendParamsOut(params as OperationParams<'sendMessage'>);
+      case 'getTask':
+        return p.historyLength === undefined ? { id: p.id } : { id: p.id, historyLength: p.historyLength };
+      case 'listTasks': {
+        const out: Record<string, unknown> = { ...p };
+        if (typeof p.status === 'string') out.status = STATE_OUT[p.status as keyof typeof STATE_OUT];
+        return out;
+      }
+      case 'cancelTask':
+      case 'subscribeToTask':
+      case 'listTaskPushNotificationConfig':
+        return { id: p.id };
+      case 'setTaskPushNotificationConfig':
+        return { id: p.taskId, pushNotificationConfig: p.pushNotificationConfig };
+      case 'getTaskPushNotificationConfig':
+      case 'deleteTaskPushNotificationConfig':
+        return { id: p.id, configId: p.pushNotificationConfigId };
+      default:
+        return {};
+    }
+  },
+  decodeResult(operation, wire) {
+    switch (operation) {
+      case 'sendMessage': {
+        const response = expectObject(wire, 'message:send');
+        const message = response.message ?? response.msg;
+        if (message !== undefined) return messageIn(expectObject(message, 'message:send')) as never;
+        return checkedTaskIn(response.task, 'message:send task') as never;
+      }
+      case 'getTask':
+      case 'cancelTask':
+        return checkedTaskIn(wire, operation) as never;
+      case 'listTasks': {
+        const response = expectObject(wire, 'tasks list');
+        const tasks = Array.isArray(response.tasks) ? response.tasks : [];
+        return {
+          tasks: tasks.map((task) => checkedTaskIn(task, 'listed task')),
+          nextPageToken: typeof response.nextPageToken === 'string' ? response.nextPageToken : '',
+          pageSize: typeof response.pageSize === 'number' ? response.pageSize : tasks.length,
+          totalSize: typeof response.totalSize === 'number' ? response.totalSize : tasks.length,
+        } as never;
+      }
+      case 'setTaskPushNotificationConfig':
+      case 'getTaskPushNotificationConfig':
+        return pushConfigResponseIn(expectObject(wire, 'a push notification config')) as never;
+      case 'listTaskPushNotificationConfig': {
+        const response = Array.isArray(wire) ? { configs: wire } : expectObject(wire, 'push notification configs');
+        return (Array.isArray(response.configs) ? response.configs : []).map(pushConfigResponseIn) as never;
+      }
+      case 'deleteTaskPushNotificationConfig':
+        return null as never;
+      default:
+        return expectObject(wire, operation) as never;
+    }
+  },
+  decodeStreamItem(wire: unknown): StreamResult {
+    const item = expectObject(wire, 'a stream event');
+    if (item.task !== undefined) return checkedTaskIn(item.task, 'stream task');
+    if (item.message !== undefined || item.msg !== undefined)
+      return messageIn(expectObject(item.message ?? item.msg, 'stream message')) as Message;
+    const status = item.statusUpdate ?? item.status_update;
+    if (status !== undefined) return statusUpdateIn(expectObject(status, 'statusUpdate'));
+    const artifact = item.artifactUpdate ?? item.artifact_update;
+    if (artifact !== undefined) return artifactUpdateIn(expectObject(artifact, 'artifactUpdate'));
+    throw new A2AError(
+      'INVALID_AGENT_RESPONSE',
+      `A stream event had none of task, message, statusUpdate, artifactUpdate: ${JSON.stringify(wire).slice(0, 120)}`,
+    );
   },
 };

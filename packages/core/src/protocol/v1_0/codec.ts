@@ -10,16 +10,20 @@ import type {
   ListTasksResult,
   Message,
   MessageSendConfiguration,
+  MessageSendParams,
   StreamResult,
   Task,
   TaskPushNotificationConfig,
+  TaskState,
 } from '../../model/types.js';
-import type { ProtocolCodec } from '../codec.js';
+import type { CallerCodec, ProtocolCodec } from '../codec.js';
 import type { OperationName, OperationParams, OperationResult } from '../operations.js';
 import { createAjv, type Validator, validateParams } from '../validation.js';
 import {
+  artifactUpdateFromWire,
   artifactUpdateOut,
   cardOut,
+  messageFromWire,
   messageOut,
   messageToModel,
   pushConfigToModel,
@@ -27,7 +31,10 @@ import {
   readSendMessageRequest,
   readState,
   STATE_FROM_WIRE,
+  STATE_TO_WIRE,
+  statusUpdateFromWire,
   statusUpdateOut,
+  taskFromWire,
   taskOut,
 } from './proto-json.js';
 import * as schemas from './schemas.js';
@@ -249,5 +256,136 @@ export const protoJson1_0: ProtocolCodec = {
   },
   encodeCard(card: AgentCard): unknown {
     return cardOut(card, card.supportedInterfaces ?? []);
+  },
+};
+
+// ---- the caller's direction: requests out, results in ----
+
+/** What a result must carry to be read at all; names the missing member so the fault is clear. */
+function expectObject(value: unknown, what: string): Json {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new A2AError(
+      'INVALID_AGENT_RESPONSE',
+      `The agent answered ${what} with ${JSON.stringify(value)?.slice(0, 80)}, not an object.`,
+    );
+  }
+  return value as Json;
+}
+
+function checkedTask(value: unknown, what: string): Task {
+  const task = taskFromWire(expectObject(value, what));
+  if (typeof task.id !== 'string' || typeof task.contextId !== 'string') {
+    throw new A2AError('INVALID_AGENT_RESPONSE', `The agent's ${what} has no id or contextId: not a Task.`);
+  }
+  return task;
+}
+
+/** The inverse of {@link toModel}: the model's parameters as the 1.0 request of each operation. */
+function toWire(operation: OperationName, params: Json): Json {
+  switch (operation) {
+    case 'sendMessage':
+    case 'sendStreamingMessage': {
+      const { message, configuration, metadata } = params as unknown as MessageSendParams;
+      const config: Json = {};
+      if (configuration?.acceptedOutputModes !== undefined)
+        config.acceptedOutputModes = configuration.acceptedOutputModes;
+      if (configuration?.historyLength !== undefined) config.historyLength = configuration.historyLength;
+      // §3.2.2: `returnImmediately` is 0.3's `blocking` turned around.
+      if (configuration?.blocking === false) config.returnImmediately = true;
+      if (configuration?.pushNotificationConfig !== undefined) {
+        const { taskId: _unset, ...flat } = pushConfigOut({
+          taskId: '',
+          pushNotificationConfig: configuration.pushNotificationConfig,
+        });
+        config.taskPushNotificationConfig = flat;
+      }
+      return defined({
+        message: messageOut(message),
+        configuration: Object.keys(config).length > 0 ? config : undefined,
+        metadata,
+      });
+    }
+    case 'getTask':
+      return defined({ id: params.id, historyLength: params.historyLength });
+    case 'listTasks':
+      return defined({
+        ...params,
+        status: params.status === undefined ? undefined : STATE_TO_WIRE[params.status as TaskState],
+      });
+    case 'cancelTask':
+      return defined({ id: params.id, metadata: params.metadata });
+    case 'subscribeToTask':
+      return { id: params.id };
+    case 'setTaskPushNotificationConfig':
+      return pushConfigOut(params as unknown as TaskPushNotificationConfig);
+    case 'getTaskPushNotificationConfig':
+    case 'deleteTaskPushNotificationConfig':
+      return defined({ taskId: params.id, id: params.pushNotificationConfigId });
+    case 'listTaskPushNotificationConfig':
+      return { taskId: params.id };
+    case 'getExtendedAgentCard':
+      return {};
+  }
+}
+
+function pushConfigFromWire(value: unknown): TaskPushNotificationConfig {
+  const config = expectObject(readPushConfig(value), 'a push notification config');
+  return { taskId: config.taskId as string, pushNotificationConfig: pushConfigToModel(config) };
+}
+
+export const protoJson1_0Caller: CallerCodec = {
+  version: '1.0',
+  encodeParams<K extends OperationName>(operation: K, params: OperationParams<K>): unknown {
+    return toWire(operation, params as unknown as Json);
+  },
+  decodeResult(operation, wire) {
+    switch (operation) {
+      case 'sendMessage': {
+        const response = expectObject(wire, 'SendMessage');
+        if (response.message !== undefined) return messageFromWire(expectObject(response.message, 'SendMessage'));
+        return checkedTask(response.task, 'SendMessage task');
+      }
+      case 'getTask':
+      case 'cancelTask':
+        return checkedTask(wire, operation === 'getTask' ? 'GetTask' : 'CancelTask');
+      case 'listTasks': {
+        const response = expectObject(wire, 'ListTasks');
+        const tasks = Array.isArray(response.tasks) ? response.tasks : [];
+        return {
+          tasks: tasks.map((task) => checkedTask(task, 'ListTasks task')),
+          nextPageToken: typeof response.nextPageToken === 'string' ? response.nextPageToken : '',
+          pageSize: typeof response.pageSize === 'number' ? response.pageSize : tasks.length,
+          totalSize: typeof response.totalSize === 'number' ? response.totalSize : tasks.length,
+        };
+      }
+      case 'setTaskPushNotificationConfig':
+      case 'getTaskPushNotificationConfig':
+        return pushConfigFromWire(wire);
+      case 'listTaskPushNotificationConfig': {
+        const response = expectObject(wire, 'ListTaskPushNotificationConfigs');
+        return (Array.isArray(response.configs) ? response.configs : []).map(pushConfigFromWire);
+      }
+      case 'deleteTaskPushNotificationConfig':
+        return null;
+      case 'getExtendedAgentCard':
+        return expectObject(wire, 'GetExtendedAgentCard');
+    }
+    // biome-ignore lint/suspicious/noExplicitAny: the switch covers every operation; this satisfies the generic return.
+    return undefined as any;
+  },
+  decodeStreamItem(wire: unknown): StreamResult {
+    const item = expectObject(wire, 'a stream event');
+    if (item.task !== undefined) return checkedTask(item.task, 'stream task');
+    if (item.message !== undefined) return messageFromWire(expectObject(item.message, 'stream message'));
+    if (item.statusUpdate !== undefined || item.status_update !== undefined) {
+      return statusUpdateFromWire(expectObject(item.statusUpdate ?? item.status_update, 'statusUpdate'));
+    }
+    if (item.artifactUpdate !== undefined || item.artifact_update !== undefined) {
+      return artifactUpdateFromWire(expectObject(item.artifactUpdate ?? item.artifact_update, 'artifactUpdate'));
+    }
+    throw new A2AError(
+      'INVALID_AGENT_RESPONSE',
+      `A stream event had none of task, message, statusUpdate, artifactUpdate: ${JSON.stringify(wire).slice(0, 120)}`,
+    );
   },
 };

@@ -1,8 +1,10 @@
-export { METHOD_NAMES_1_0, protoJson1_0 } from './codec.js';
+export { METHOD_NAMES_1_0, protoJson1_0, protoJson1_0Caller } from './codec.js';
 export { ERROR_TABLE_1_0, errorDetails } from './errors.js';
 export { A2A_1_0_VERSION, jsonRpc1_0 } from './jsonrpc.js';
 export {
   cardOut as cardOut1_0,
+  STATE_FROM_WIRE as STATE_FROM_WIRE_1_0,
+  STATE_TO_WIRE as STATE_TO_WIRE_1_0,
   securityRequirementsOut as securityRequirementsOut1_0,
   securitySchemeOut as securitySchemeOut1_0,
 } from './proto-json.js';

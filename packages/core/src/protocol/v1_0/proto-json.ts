@@ -24,6 +24,7 @@ import type {
   TaskStatus,
   TaskStatusUpdateEvent,
 } from '../../model/types.js';
+import { isFinalState } from '../../model/types.js';
 
 type Json = Record<string, unknown>;
 
@@ -347,4 +348,87 @@ export function cardOut(card: AgentCard, interfaces: readonly SupportedInterface
     signatures: card.signatures,
     iconUrl: card.iconUrl,
   });
+}
+
+// ---- responses: reading (the caller's side) ----
+//
+// The inverse of the writers above, for a client reading a 1.0 server's answers: ProtoJSON (either
+// field name, enums by name or number) into the internal model. What a server left out stays out.
+
+const readStatus = (value: unknown): unknown =>
+  read(value, ['state', 'message', 'timestamp'], { state: readState, message: readMessage });
+
+const readArtifact = (value: unknown): unknown =>
+  read(value, ['artifactId', 'name', 'description', 'parts', 'metadata', 'extensions'], {
+    parts: readArray(readPart),
+  });
+
+const asObject = (value: unknown): Json => (isObject(value) ? value : {});
+
+function statusToModel(value: unknown): TaskStatus {
+  const status = asObject(readStatus(value));
+  const out: TaskStatus = { state: STATE_FROM_WIRE[status.state as string] ?? 'unknown' };
+  if (isObject(status.message)) out.message = messageFromWire(status.message);
+  if (typeof status.timestamp === 'string') out.timestamp = status.timestamp;
+  return out;
+}
+
+function artifactToModel(value: unknown): Artifact {
+  const artifact = asObject(readArtifact(value));
+  const parts = Array.isArray(artifact.parts) ? (artifact.parts as Json[]) : [];
+  const out: Artifact = { artifactId: artifact.artifactId as string, parts: parts.map(partToModel) };
+  for (const key of ['name', 'description', 'metadata', 'extensions'] as const) {
+    if (artifact[key] !== undefined) (out as unknown as Json)[key] = artifact[key];
+  }
+  return out;
+}
+
+/** A 1.0 Message answer (either field name) as the model's. */
+export function messageFromWire(value: unknown): Message {
+  const message = asObject(readMessage(value));
+  return messageToModel(Array.isArray(message.parts) ? message : { ...message, parts: [] });
+}
+
+/** A 1.0 Task answer as the model's (0.3-shaped) Task. */
+export function taskFromWire(value: unknown): Task {
+  const task = asObject(read(value, ['id', 'contextId', 'status', 'artifacts', 'history', 'metadata']));
+  const out: Task = {
+    kind: 'task',
+    id: task.id as string,
+    contextId: task.contextId as string,
+    status: statusToModel(task.status),
+  };
+  if (Array.isArray(task.artifacts)) out.artifacts = task.artifacts.map(artifactToModel);
+  if (Array.isArray(task.history)) out.history = task.history.map(messageFromWire);
+  if (task.metadata !== undefined) out.metadata = task.metadata as Record<string, unknown>;
+  return out;
+}
+
+/** §4.2 TaskStatusUpdateEvent: 1.0 has no `final`; the model's follows from the state (§7.2 of 0.3). */
+export function statusUpdateFromWire(value: unknown): TaskStatusUpdateEvent {
+  const event = asObject(read(value, ['taskId', 'contextId', 'status', 'metadata']));
+  const status = statusToModel(event.status);
+  const out: TaskStatusUpdateEvent = {
+    kind: 'status-update',
+    taskId: event.taskId as string,
+    contextId: event.contextId as string,
+    status,
+    final: isFinalState(status.state),
+  };
+  if (event.metadata !== undefined) out.metadata = event.metadata as Record<string, unknown>;
+  return out;
+}
+
+export function artifactUpdateFromWire(value: unknown): TaskArtifactUpdateEvent {
+  const event = asObject(read(value, ['taskId', 'contextId', 'artifact', 'append', 'lastChunk', 'metadata']));
+  const out: TaskArtifactUpdateEvent = {
+    kind: 'artifact-update',
+    taskId: event.taskId as string,
+    contextId: event.contextId as string,
+    artifact: artifactToModel(event.artifact),
+  };
+  if (event.append === true) out.append = true;
+  if (event.lastChunk === true) out.lastChunk = true;
+  if (event.metadata !== undefined) out.metadata = event.metadata as Record<string, unknown>;
+  return out;
 }

@@ -1,0 +1,120 @@
+/**
+ * The a2a-cli error contract (SPEC.md v0.2 §9.4, Appendix B, Appendix E): a protocol failure
+ * carries the A2A error's name, a failure of the CLI's own an `A2ACLI_ERR_*` code; each maps to
+ * one exit status (§9.6: 1 failure, 2 usage, 3 unreachable, 4 authentication, 5 timeout).
+ */
+
+import { A2AClientError } from '../errors.js';
+
+export interface ErrorEnvelope {
+  error: { code: string; message: string; hint: string | null; a2aCode: string | number | null };
+}
+
+export class UsageError extends Error {
+  constructor(
+    message: string,
+    readonly hint: string | null = 'Run `a2a --help` (or `a2a <command> --help`).',
+  ) {
+    super(message);
+  }
+}
+
+export interface Classified {
+  envelope: ErrorEnvelope;
+  exitCode: number;
+}
+
+export function classify(error: unknown, context: { credentialsGiven: boolean; debugHint: boolean }): Classified {
+  const make = (
+    code: string,
+    message: string,
+    hint: string | null,
+    exitCode: number,
+    a2aCode: string | number | null = null,
+  ) => ({
+    envelope: { error: { code, message, hint, a2aCode } },
+    exitCode,
+  });
+  if (error instanceof UsageError) return make('A2ACLI_ERR_USAGE', error.message, error.hint, 2);
+  if (!A2AClientError.is(error)) {
+    const message = error instanceof Error ? error.message : String(error);
+    return make('A2ACLI_ERR_INTERNAL', message, 'Run again with --debug to see what the CLI did.', 1);
+  }
+  switch (error.kind) {
+    case 'usage':
+      return make('A2ACLI_ERR_USAGE', error.message, 'Run `a2a <command> --help`.', 2);
+    case 'card-not-found':
+      return make(
+        'A2ACLI_ERR_CARD_NOT_FOUND',
+        error.message,
+        'Check the -a/--agent-card reference: a host, a base URL, a card URL or a file.',
+        3,
+        error.status ?? null,
+      );
+    case 'card-invalid':
+      return make(
+        'A2ACLI_ERR_CARD_INVALID',
+        error.message,
+        'Is this the URL of an A2A agent? Try `a2a card get <url>`.',
+        1,
+      );
+    case 'unreachable':
+      return make(
+        'A2ACLI_ERR_UNREACHABLE',
+        error.message,
+        'Check the URL and that the agent is running; --debug shows each try.',
+        3,
+        error.status ?? null,
+      );
+    case 'auth':
+      return context.credentialsGiven
+        ? make(
+            'A2ACLI_ERR_AUTH_FAILED',
+            error.message,
+            'Check the credential passed with --bearer / --api-key / --svc-param.',
+            4,
+            error.status ?? null,
+          )
+        : make(
+            'A2ACLI_ERR_CREDENTIALS_MISSING',
+            error.message,
+            'Pass a credential: --bearer <token> or --api-key <key> (or A2ACLI_BEARER / A2ACLI_API_KEY).',
+            4,
+            error.status ?? null,
+          );
+    case 'timeout':
+      return make(
+        'A2ACLI_ERR_TIMEOUT',
+        error.message,
+        'Raise --timeout, or use --async and `a2a task get --wait` later.',
+        5,
+      );
+    case 'aborted':
+      return make('A2ACLI_ERR_INTERNAL', error.message, null, 1);
+    case 'no-interface':
+      return make(
+        'VersionNotSupportedError',
+        error.message,
+        /0\.3/.test(error.message)
+          ? 'Add --a2a-version 0.3 to talk to a 0.3 agent.'
+          : 'Use --transport to pick a binding the card offers.',
+        1,
+      );
+    case 'invalid-response':
+      return make(
+        'InvalidAgentResponseError',
+        error.message,
+        'Is this an A2A agent? Run with --debug to see its answers.',
+        1,
+        error.status ?? null,
+      );
+    case 'protocol':
+      return make(
+        error.a2aName ?? 'A2ACLI_ERR_INTERNAL',
+        error.message,
+        context.debugHint ? 'Run again with --debug to see the protocol exchange.' : null,
+        1,
+        error.wireCode ?? null,
+      );
+  }
+}

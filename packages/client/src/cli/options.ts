@@ -1,0 +1,268 @@
+/**
+ * The `a2a` command line's surface: every command and option (a2aproject/a2a-cli SPEC.md v0.2
+ * §5), their help, and reading them from argv and `A2ACLI_<LONG_FLAG>` environment variables
+ * (§5.2): the flag wins, `--stream`, `--help` and `--version` only from the command line.
+ */
+
+import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import type { Binding, Version } from '../card.js';
+import { UsageError } from './errors.js';
+import type { Format } from './render.js';
+
+export type OptionSpec = { type: 'string' | 'boolean'; short?: string; multiple?: boolean };
+
+/** Options of every command (§5.2). */
+export const GLOBAL: Record<string, OptionSpec> = {
+  'agent-card': { type: 'string', short: 'a' },
+  endpoint: { type: 'string', short: 'e' },
+  transport: { type: 'string', multiple: true },
+  output: { type: 'string', short: 'o' },
+  bearer: { type: 'string' },
+  'api-key': { type: 'string' },
+  'api-key-header': { type: 'string' },
+  'svc-param': { type: 'string', multiple: true },
+  tenant: { type: 'string' },
+  timeout: { type: 'string' },
+  'poll-interval': { type: 'string' },
+  'a2a-version': { type: 'string' },
+  retries: { type: 'string' },
+  debug: { type: 'boolean' },
+  verbose: { type: 'boolean' },
+  insecure: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+  version: { type: 'boolean', short: 'v' },
+};
+
+export const PART_FLAGS = new Set(['text', 'text-part', 'file', 'file-part', 'data', 'data-part']);
+
+/** Each command's own options. */
+export const COMMANDS: Record<string, { options: Record<string, OptionSpec>; usage: string; summary: string }> = {
+  'card get': {
+    options: { extended: { type: 'boolean' }, validate: { type: 'boolean' } },
+    usage: 'a2a card get [<agent-card>] [-a <agent-card>] [--extended] [--validate]',
+    summary: 'Fetch and show the agent card; --validate checks it, --extended fetches the authenticated extended card.',
+  },
+  send: {
+    options: {
+      text: { type: 'string', multiple: true },
+      'text-part': { type: 'string', multiple: true },
+      file: { type: 'string', multiple: true },
+      'file-part': { type: 'string', multiple: true },
+      data: { type: 'string', multiple: true },
+      'data-part': { type: 'string', multiple: true },
+      'media-type': { type: 'string', multiple: true },
+      stream: { type: 'boolean' },
+      async: { type: 'boolean' },
+      'return-immediately': { type: 'boolean' },
+      'no-wait': { type: 'boolean' },
+      wait: { type: 'boolean' },
+      'max-wait': { type: 'string' },
+      'task-id': { type: 'string' },
+      'context-id': { type: 'string' },
+      'message-id': { type: 'string' },
+      history: { type: 'string' },
+      metadata: { type: 'string' },
+    },
+    usage:
+      'a2a send -a <agent-card> [<text>] [--text <s>] [--file <path|url> [--media-type <t>]] [--data <path|->] [--stream | --async | --max-wait <d>] [--task-id <id>] [--context-id <id>]',
+    summary: 'Send a message; waits for a final or interrupted state unless --async, --stream or --max-wait.',
+  },
+  'task get': {
+    options: { wait: { type: 'boolean' }, watch: { type: 'boolean' }, history: { type: 'string' } },
+    usage: 'a2a task get -a <agent-card> <task-id> [--wait] [--history <n>]',
+    summary: 'Show a task; --wait polls until it is final or interrupted.',
+  },
+  'task cancel': {
+    options: {},
+    usage: 'a2a task cancel -a <agent-card> <task-id>',
+    summary: 'Cancel a task and show its resulting state.',
+  },
+  'task list': {
+    options: {
+      'context-id': { type: 'string' },
+      status: { type: 'string' },
+      'page-size': { type: 'string' },
+      'page-token': { type: 'string' },
+      history: { type: 'string' },
+      all: { type: 'boolean' },
+    },
+    usage:
+      'a2a task list -a <agent-card> [--context-id <id>] [--status <state>] [--page-size <n>] [--page-token <t> | --all]',
+    summary: 'List tasks, one page (or --all pages).',
+  },
+  'task subscribe': {
+    options: { stream: { type: 'boolean' }, 'last-event-id': { type: 'string' } },
+    usage: 'a2a task subscribe -a <agent-card> <task-id> [--stream]',
+    summary: "Follow a task's events until it is final or interrupted (resumes after a drop).",
+  },
+  'task push-config create': {
+    options: { url: { type: 'string' }, token: { type: 'string' }, id: { type: 'string' } },
+    usage: 'a2a task push-config create -a <agent-card> <task-id> --url <webhook> [--token <t>] [--id <config-id>]',
+    summary: 'Register a push notification webhook for a task.',
+  },
+  'task push-config get': {
+    options: {},
+    usage: 'a2a task push-config get -a <agent-card> <task-id> [<config-id>]',
+    summary: "Show one of a task's push notification configs.",
+  },
+  'task push-config list': {
+    options: {},
+    usage: 'a2a task push-config list -a <agent-card> <task-id>',
+    summary: "List a task's push notification configs.",
+  },
+  'task push-config delete': {
+    options: {},
+    usage: 'a2a task push-config delete -a <agent-card> <task-id> <config-id>',
+    summary: "Delete one of a task's push notification configs.",
+  },
+};
+
+/** What is never read from the environment (§5.2, §9.3). */
+const FLAG_ONLY = new Set(['stream', 'help', 'version']);
+
+const envName = (flag: string) => `A2ACLI_${flag.replace(/-/g, '_').toUpperCase()}`;
+
+export const version = (): string => {
+  const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
+  return manifest.version;
+};
+
+const GLOBAL_HELP = `Global options (each also from A2ACLI_<OPTION>, e.g. A2ACLI_AGENT_CARD; the flag wins):
+  -a, --agent-card <ref>   The agent: a host, a base URL (well-known card paths tried), a card URL, or a file
+  -e, --endpoint <url>     Call this interface URL directly, without reading a card
+  --transport <binding>    JSONRPC or HTTP+JSON; repeatable, first preferred (default: the card's order)
+  --a2a-version <v>        1.0 (default); 0.3 talks to 0.3 agents (explicit opt-in)
+  -o, --output <format>    text (default), json (one document), jsonl (one object per line)
+  --bearer <token>         Authorization: Bearer <token> (A2ACLI_BEARER is safer: flags show in ps and history)
+  --api-key <key>          API key, in the card's apiKey header (default X-API-Key; --api-key-header to set)
+  --svc-param <k:v>        A service parameter sent as a header; repeatable
+                           (values here and in --bearer/--api-key may be file:PATH or exec:COMMAND)
+  --tenant <id>            Routing identifier for every request (default: the interface's)
+  --timeout <duration>     Whole-command limit, e.g. 30s, 2m (default: none)
+  --poll-interval <d>      Polling interval while waiting (default 2s, backing off)
+  --retries <n>            Tries on network errors and 502/503/504 (default 4)
+  --debug                  Requests, retries and resumes on stderr (credentials redacted)
+  --verbose                Also show metadata, timestamps and descriptions (default: concise)
+  --insecure               Skip TLS verification (development only; warns)
+  -h, --help               Show help;  -v, --version  Show the version`;
+
+export function help(command?: string): string {
+  if (command !== undefined && COMMANDS[command]) {
+    const spec = COMMANDS[command];
+    const own = Object.keys(spec.options)
+      .map((name) => `--${name}`)
+      .join(' ');
+    return `${spec.summary}\n\nUsage: ${spec.usage}\n\nOptions: ${own || '(none of its own)'}\n\n${GLOBAL_HELP}\n`;
+  }
+  const list = Object.entries(COMMANDS)
+    .map(([name, spec]) => `  ${name.padEnd(24)} ${spec.summary}`)
+    .join('\n');
+  return `a2a ${version()}: an A2A client (a2a-cli spec 0.2) with retries and resuming streams.\n\nUsage: a2a <command> [arguments] [options]\n\nCommands:\n${list}\n  help [command]           Show help\n\nDefaults: the card's transport order, A2A 1.0, wait for the task, text output, TLS verified.\n\n${GLOBAL_HELP}\n`;
+}
+
+/** `30s`, `500ms`, `2m`, `1h`, or a number of seconds, in ms. */
+export function parseDuration(value: string, flag: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(value.trim());
+  if (!match) throw new UsageError(`--${flag} "${value}" is not a duration; write e.g. 30s, 500ms or 2m.`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[match[2] ?? 's'] as number;
+  return Math.round(Number(match[1]) * unit);
+}
+
+export function parseInteger(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d+$/.test(value)) throw new UsageError(`--${flag} "${value}" is not a non-negative integer.`);
+  return Number(value);
+}
+
+export interface Parsed {
+  command: string;
+  positionals: string[];
+  values: Record<string, string | boolean | string[] | undefined>;
+  tokens: { kind: string; name?: string; value?: string | undefined; index: number }[];
+}
+
+export function parse(argv: string[]): Parsed {
+  const all: Record<string, OptionSpec> = { ...GLOBAL };
+  for (const spec of Object.values(COMMANDS)) Object.assign(all, spec.options);
+  let result: ReturnType<typeof parseArgs>;
+  try {
+    result = parseArgs({ args: argv, options: all as never, allowPositionals: true, strict: true, tokens: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message.split('\n')[0] as string);
+  }
+  const positionals = [...result.positionals];
+  let command = positionals.shift() ?? '';
+  if (command === 'task' || command === 'card') {
+    command = `${command} ${positionals.shift() ?? ''}`.trim();
+    if (command === 'task push-config') command = `${command} ${positionals.shift() ?? ''}`.trim();
+  }
+  const values = result.values as Parsed['values'];
+  const spec = COMMANDS[command];
+  if (spec !== undefined) {
+    const own = spec.options;
+    for (const name of Object.keys(values)) {
+      if (!(name in GLOBAL) && !(name in own))
+        throw new UsageError(`${command} has no option --${name}.`, `Run \`a2a ${command} --help\`.`);
+    }
+    for (const name of [...Object.keys(GLOBAL), ...Object.keys(own)]) {
+      if (values[name] !== undefined || FLAG_ONLY.has(name)) continue;
+      const fromEnv = process.env[envName(name)];
+      if (fromEnv === undefined || fromEnv === '') continue;
+      const spec = GLOBAL[name] ?? own[name];
+      values[name] = spec?.type === 'boolean' ? /^(1|true|yes)$/i.test(fromEnv) : spec?.multiple ? [fromEnv] : fromEnv;
+    }
+  }
+  return { command, positionals, values, tokens: (result.tokens ?? []) as Parsed['tokens'] };
+}
+
+export const str = (values: Parsed['values'], name: string): string | undefined => values[name] as string | undefined;
+export const list = (values: Parsed['values'], name: string): string[] => (values[name] as string[] | undefined) ?? [];
+
+export function outputFormat(values: Parsed['values']): Format {
+  const format = str(values, 'output') ?? 'text';
+  if (format !== 'text' && format !== 'json' && format !== 'jsonl') {
+    throw new UsageError(`-o/--output "${format}" is not text, json or jsonl.`);
+  }
+  return format;
+}
+
+const BINDINGS: Record<string, Binding> = {
+  JSONRPC: 'JSONRPC',
+  'JSON-RPC': 'JSONRPC',
+  'HTTP+JSON': 'HTTP+JSON',
+  HTTP_JSON: 'HTTP+JSON',
+  REST: 'HTTP+JSON',
+};
+
+export function binding(value: string): Binding {
+  const found = BINDINGS[value.toUpperCase()];
+  if (found === undefined) {
+    throw new UsageError(
+      `--transport "${value}" is not one this CLI speaks: use JSONRPC or HTTP+JSON (gRPC is not supported).`,
+    );
+  }
+  return found;
+}
+
+export function versions(values: Parsed['values']): Version[] {
+  const asked = str(values, 'a2a-version');
+  if (asked === undefined) return ['1.0'];
+  const normal = /^(\d+\.\d+)/.exec(asked)?.[1];
+  if (normal === '1.0') return ['1.0'];
+  if (normal === '0.3') return ['0.3'];
+  throw new UsageError(`--a2a-version "${asked}" is not one this CLI speaks: 1.0, or 0.3 for legacy agents.`);
+}
+
+/** `k:v` (or `k=v`) service parameters as headers. */
+export function serviceParameters(values: Parsed['values']): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const entry of list(values, 'svc-param')) {
+    const match = /^([^:=\s]+)\s*[:=]\s*(.*)$/s.exec(entry);
+    if (!match) throw new UsageError(`--svc-param "${entry.split(/[:=]/)[0]}…" is not key:value.`);
+    headers[match[1] as string] = match[2] as string;
+  }
+  return headers;
+}
