@@ -76,6 +76,9 @@ export class MonitorHub {
     const { store } = this.#options;
     reply.hijack();
     const res = reply.raw;
+    // The client may have left while the operator check ran: 'close' has fired already, so a
+    // listener added now would never remove the connection.
+    if (res.destroyed) return;
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',

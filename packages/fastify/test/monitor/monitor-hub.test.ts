@@ -1,0 +1,50 @@
+/**
+ * The events hub's bookkeeping over real HTTP with a real store: connections that leave are
+ * forgotten, and the hub's timers run only while somebody is connected.
+ */
+
+import { MemoryStore } from '@fastify-a2a/store-memory';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { afterEach, describe, expect, it } from 'vitest';
+import { MonitorHub } from '../../src/monitor/events.js';
+import { listen } from '../helpers.js';
+
+const apps: FastifyInstance[] = [];
+afterEach(async () => {
+  for (const app of apps.splice(0)) await app.close();
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A hub behind `/events`, opened after `delayMs` (an operator check that takes its time). */
+async function serve(store: MemoryStore, delayMs = 0): Promise<{ hub: MonitorHub; url: string }> {
+  const hub = new MonitorHub({
+    store,
+    workerId: 'w',
+    agentPrefix: '/a2a',
+    maxBufferedEvents: 100,
+    heartbeatIntervalMs: 1000,
+    onError: () => {},
+  });
+  const app = Fastify({ logger: false });
+  apps.push(app);
+  app.addHook('preClose', async () => hub.close());
+  app.get('/events', async (_request, reply) => {
+    if (delayMs > 0) await sleep(delayMs);
+    await hub.open(reply, undefined);
+  });
+  return { hub, url: await listen(app) };
+}
+
+describe('the monitor’s events hub', () => {
+  it('forgets a connection whose client left before the stream was opened', async () => {
+    const { hub, url } = await serve(new MemoryStore(), 300);
+    const controller = new AbortController();
+    const res = fetch(`${url}/events`, { signal: controller.signal }).catch(() => undefined);
+    await sleep(100);
+    controller.abort();
+    await res;
+    await sleep(500);
+    expect(hub.size).toBe(0);
+  });
+});
