@@ -141,7 +141,9 @@ export class MonitorHub {
 
   #add(connection: Connection): void {
     this.#connections.add(connection);
-    if (this.#unsubscribe !== undefined) return;
+    // Started by the first connection only: #unsubscribe cannot tell, since a store without
+    // subscribeAll leaves it undefined, and each connection would start timers #remove never clears.
+    if (this.#connections.size > 1) return;
     const { store } = this.#options;
     this.#unsubscribe = store.subscribeAll?.((taskId) => this.#changed(taskId));
     this.#workersTimer = setInterval(() => void this.#pollWorkers(), WORKERS_INTERVAL_MS);

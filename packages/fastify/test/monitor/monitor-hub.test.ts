@@ -7,10 +7,13 @@ import { MemoryStore } from '@fastify-a2a/store-memory';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MonitorHub } from '../../src/monitor/events.js';
-import { listen } from '../helpers.js';
+import { listen, waitFor } from '../helpers.js';
+import { EventsReader } from './sse.js';
 
 const apps: FastifyInstance[] = [];
+const readers: EventsReader[] = [];
 afterEach(async () => {
+  for (const reader of readers.splice(0)) reader.close();
   for (const app of apps.splice(0)) await app.close();
 });
 
@@ -46,5 +49,29 @@ describe('the monitor’s events hub', () => {
     await res;
     await sleep(500);
     expect(hub.size).toBe(0);
+  });
+
+  it('stops its timers when the last connection leaves, on a store without subscribeAll', async () => {
+    const store = new MemoryStore();
+    // subscribeAll is optional: a store may not have it.
+    Object.defineProperty(store, 'subscribeAll', { value: undefined });
+    let reads = 0;
+    const listWorkers = store.listWorkers.bind(store);
+    store.listWorkers = (ctx) => {
+      reads++;
+      return listWorkers(ctx);
+    };
+    const { hub, url } = await serve(store);
+    const a = await EventsReader.open(`${url}/events`, {});
+    const b = await EventsReader.open(`${url}/events`, {});
+    readers.push(a, b);
+    await waitFor(() => a.events.length > 0 && b.events.length > 0);
+    a.close();
+    b.close();
+    await waitFor(() => hub.size === 0);
+    const before = reads;
+    // Longer than the hub's worker poll (2 s): nobody is connected, so nothing reads the store.
+    await sleep(2500);
+    expect(reads).toBe(before);
   });
 });
