@@ -9,8 +9,8 @@
  * hello and the snapshots again, then a `task` event for each task whose status changed since
  * that time (minus a margin for clocks of workers that disagree a little, and notifications still
  * in flight): repeats are possible, changes are not lost. A connection that cannot keep up (more
- * than `maxBufferedEvents` waiting to be written) gets a `resync` event and is closed; the client
- * reconnects with its Last-Event-ID.
+ * than `maxBufferedEvents` waiting to be written) gets a `resync` event, which has no id, and is
+ * closed; the client reloads everything and reconnects without a Last-Event-ID.
  */
 
 import type { ServerResponse } from 'node:http';
@@ -235,7 +235,7 @@ export class MonitorHub {
       res.writableNeedDrain &&
       (connection.waiting >= this.#options.maxBufferedEvents || res.writableLength > MAX_BUFFERED_BYTES)
     ) {
-      this.#resync(connection, 'this connection fell behind; reconnect with Last-Event-ID');
+      this.#resync(connection, 'this connection fell behind; reload everything');
       return;
     }
     if (!res.write(frame)) connection.waiting++;
@@ -246,7 +246,8 @@ export class MonitorHub {
     const { res } = connection;
     this.#remove(connection);
     if (res.destroyed || res.writableEnded) return;
-    res.end(`id: ${this.#nextId()}\nevent: resync\ndata: ${JSON.stringify({ reason })}\n\n`);
+    // No id: the client must not resume after this point (it missed changes); it reloads everything.
+    res.end(`event: resync\ndata: ${JSON.stringify({ reason })}\n\n`);
   }
 
   /** Ends every connection (the server is closing). */

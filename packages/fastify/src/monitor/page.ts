@@ -252,6 +252,12 @@ export const PAGE_SCRIPT = `'use strict';
     }
   }
 
+  async function loadTasks() {
+    const list = await call('/tasks?pageSize=100');
+    for (const t of list.tasks) tasks.set(t.id, t);
+    queueRender();
+  }
+
   function handle(event, data) {
     if (event === 'hello') {
       workers = data.workers;
@@ -262,7 +268,11 @@ export const PAGE_SCRIPT = `'use strict';
     } else if (event === 'workers') {
       workers = data.workers;
     } else if (event === 'resync') {
+      // Changes were missed: resuming after the last id would skip them. Start over instead.
       setStatus('idle', 'resyncing: ' + data.reason);
+      lastEventId = null;
+      tasks.clear();
+      loadTasks().catch(() => {});
     }
     queueRender();
   }
@@ -322,9 +332,7 @@ export const PAGE_SCRIPT = `'use strict';
     try {
       const agents = await call('/agents');
       workers = agents.workers;
-      const list = await call('/tasks?pageSize=100');
-      for (const t of list.tasks) tasks.set(t.id, t);
-      queueRender();
+      await loadTasks();
     } catch (error) {
       if (!token()) return;
       setStatus('error', error.message);

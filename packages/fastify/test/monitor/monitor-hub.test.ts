@@ -32,9 +32,10 @@ async function serve(store: MemoryStore, delayMs = 0): Promise<{ hub: MonitorHub
   const app = Fastify({ logger: false });
   apps.push(app);
   app.addHook('preClose', async () => hub.close());
-  app.get('/events', async (_request, reply) => {
+  app.get('/events', async (request, reply) => {
     if (delayMs > 0) await sleep(delayMs);
-    await hub.open(reply, undefined);
+    const lastEventId = request.headers['last-event-id'];
+    await hub.open(reply, typeof lastEventId === 'string' ? lastEventId : undefined);
   });
   return { hub, url: await listen(app) };
 }
@@ -73,5 +74,19 @@ describe('the monitor’s events hub', () => {
     // Longer than the hub's worker poll (2 s): nobody is connected, so nothing reads the store.
     await sleep(2500);
     expect(reads).toBe(before);
+  });
+
+  it('sends resync without an id, so that the client does not resume past the changes it missed', async () => {
+    const store = new MemoryStore();
+    // A store that cannot list changed tasks: a resume is answered with resync.
+    Object.defineProperty(store, 'listTasks', { value: undefined });
+    const { url } = await serve(store);
+    const reader = await EventsReader.open(`${url}/events`, { 'last-event-id': `${Date.now()}.1` });
+    readers.push(reader);
+    await reader.done;
+    const resync = reader.events.find((e) => e.event === 'resync');
+    expect(resync?.data).toEqual({ reason: 'this store cannot list changed tasks; reload everything' });
+    expect(resync?.id).toBeUndefined();
+    expect(reader.lastId).toBe(reader.events.find((e) => e.event === 'hello')?.id);
   });
 });

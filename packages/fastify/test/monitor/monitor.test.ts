@@ -153,9 +153,7 @@ describe('the monitor’s events stream, read too slowly', () => {
     expect(res.status).toBe(200);
     await new Promise((r) => setTimeout(r, 1000));
     const text = await new Response(res.body).text();
-    expect(text).toMatch(
-      /event: resync\ndata: \{"reason":"this connection fell behind; reconnect with Last-Event-ID"\}\n\n$/,
-    );
+    expect(text).toMatch(/\n\nevent: resync\ndata: \{"reason":"this connection fell behind; reload everything"\}\n\n$/);
     expect(text.split('event: snapshot').length - 1).toBeLessThan(6000);
   }, 30_000);
 });
