@@ -263,6 +263,9 @@ export const PAGE_SCRIPT = `'use strict';
       workers = data.workers;
       setStatus('live', 'live from worker ' + data.workerId);
     } else if (event === 'snapshot' || event === 'task') {
+      // Snapshots are read while live events already flow: an older version must not replace a newer one.
+      const known = tasks.get(data.id);
+      if (known && known.version > data.version) return;
       tasks.set(data.id, data);
       if (data.id === selected && event === 'task') showTask(data.id).catch(() => {});
     } else if (event === 'workers') {
