@@ -189,7 +189,9 @@ for (const [name, makeStore] of Object.entries(STORES)) {
       expect(page.status).toBe(200);
       expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
       const bare = await fetch(`${url}/monitor`, { redirect: 'manual' });
-      expect([bare.status, bare.headers.get('location')]).toEqual([308, '/monitor/']);
+      // Relative, so that it keeps a prefix a proxy in front stripped: /ops/monitor → /ops/monitor/.
+      expect([bare.status, bare.headers.get('location')]).toEqual([308, 'monitor/']);
+      expect(new URL('monitor/', 'https://proxy.example/ops/monitor').pathname).toBe('/ops/monitor/');
       expect(await stateOf(stores[0] as A2AStore, task.id)).toBe('completed');
     });
 
