@@ -9,7 +9,7 @@
  * hello and the snapshots again, then a `task` event for each task whose status changed since
  * that time (minus a margin for clocks of workers that disagree a little, and notifications still
  * in flight): repeats are possible, changes are not lost. A connection that cannot keep up (more
- * than `maxBufferedEvents` waiting to be written) gets a `resync` event, which has no id, and is
+ * than `maxBufferedEvents` live events waiting to be written) gets a `resync` event, which has no id, and is
  * closed; the client reloads everything and reconnects without a Last-Event-ID.
  */
 
@@ -95,7 +95,7 @@ export class MonitorHub {
     try {
       const queue = await QueueView.read(store);
       const now = this.#now();
-      this.#write(connection, 'hello', {
+      await this.#write(connection, 'hello', {
         workerId: this.#options.workerId,
         agent: this.#options.agentPrefix,
         time: now,
@@ -103,7 +103,8 @@ export class MonitorHub {
         workers: queue.workerViews(now),
       });
       for (const record of await store.listActiveTasks()) {
-        this.#write(connection, 'snapshot', await taskView(store, record, queue, now));
+        if (res.destroyed || res.writableEnded) return;
+        await this.#write(connection, 'snapshot', await taskView(store, record, queue, now));
       }
       const since = resumeTime(lastEventId);
       if (since !== undefined) await this.#replay(connection, since - RESUME_MARGIN_MS, queue);
@@ -133,7 +134,7 @@ export class MonitorHub {
           this.#resync(connection, 'too many changes since Last-Event-ID; reload everything');
           return;
         }
-        this.#write(connection, 'task', await taskView(store, record, queue, now));
+        await this.#write(connection, 'task', await taskView(store, record, queue, now));
       }
       cursor = page.next;
     } while (cursor !== undefined);
@@ -224,8 +225,24 @@ export class MonitorHub {
     for (const connection of [...this.#connections]) this.#send(connection, frame);
   }
 
-  #write(connection: Connection, event: string, data: unknown): void {
-    this.#send(connection, `id: ${this.#nextId()}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  /**
+   * One connection's own events (hello, snapshots, replay): written at the pace the client reads,
+   * waiting for 'drain', and not counted against maxBufferedEvents, which is for live broadcasts:
+   * otherwise a thousand active tasks would resync every connection as it opens.
+   */
+  async #write(connection: Connection, event: string, data: unknown): Promise<void> {
+    const { res } = connection;
+    if (res.destroyed || res.writableEnded) return;
+    if (res.write(`id: ${this.#nextId()}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`)) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
   }
 
   #send(connection: Connection, frame: string): void {
