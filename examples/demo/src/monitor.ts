@@ -6,7 +6,9 @@
 import { type A2APluginOptions, operatorTokens } from 'fastify-a2a';
 
 export function demoMonitor(env: NodeJS.ProcessEnv): Pick<A2APluginOptions, 'monitor'> {
-  const token = env.A2A_MONITOR_TOKEN;
+  // Trimmed as the metrics token is (telemetry.ts): a trailing newline from a secret file would
+  // otherwise make a token no Authorization header can carry.
+  const token = env.A2A_MONITOR_TOKEN?.trim();
   if (token === undefined || token === '') return {};
   if (token.length < 16) {
     throw new Error(

@@ -9,7 +9,8 @@ const TOKEN = 'demo-operator-token-0123456789';
 
 describe('the demo with A2A_MONITOR_TOKEN', () => {
   it('serves the monitor to the operators’ token only, and nothing without the variable', async () => {
-    const on = await startDemo('memory:', { A2A_MONITOR_TOKEN: TOKEN });
+    // Trailing whitespace (a secret file's newline) is not part of the token, as for /metrics.
+    const on = await startDemo('memory:', { A2A_MONITOR_TOKEN: `${TOKEN}\n` });
     expect(on.readyLine).toContain('monitor at /monitor/');
     const agents = await fetch(`${on.baseUrl}/monitor/agents`, { headers: { authorization: `Bearer ${TOKEN}` } });
     expect(agents.status).toBe(200);

@@ -9,8 +9,8 @@
  * hello and the snapshots again, then a `task` event for each task whose status changed since
  * that time (minus a margin for clocks of workers that disagree a little, and notifications still
  * in flight): repeats are possible, changes are not lost. A connection that cannot keep up (more
- * than `maxBufferedEvents` waiting to be written) gets a `resync` event and is closed; the client
- * reconnects with its Last-Event-ID.
+ * than `maxBufferedEvents` live events waiting to be written) gets a `resync` event, which has no id, and is
+ * closed; the client reloads everything and reconnects without a Last-Event-ID.
  */
 
 import type { ServerResponse } from 'node:http';
@@ -76,6 +76,9 @@ export class MonitorHub {
     const { store } = this.#options;
     reply.hijack();
     const res = reply.raw;
+    // The client may have left while the operator check ran: 'close' has fired already, so a
+    // listener added now would never remove the connection.
+    if (res.destroyed) return;
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
@@ -92,7 +95,7 @@ export class MonitorHub {
     try {
       const queue = await QueueView.read(store);
       const now = this.#now();
-      this.#write(connection, 'hello', {
+      await this.#write(connection, 'hello', {
         workerId: this.#options.workerId,
         agent: this.#options.agentPrefix,
         time: now,
@@ -100,7 +103,8 @@ export class MonitorHub {
         workers: queue.workerViews(now),
       });
       for (const record of await store.listActiveTasks()) {
-        this.#write(connection, 'snapshot', await taskView(store, record, queue, now));
+        if (res.destroyed || res.writableEnded) return;
+        await this.#write(connection, 'snapshot', await taskView(store, record, queue, now));
       }
       const since = resumeTime(lastEventId);
       if (since !== undefined) await this.#replay(connection, since - RESUME_MARGIN_MS, queue);
@@ -130,7 +134,7 @@ export class MonitorHub {
           this.#resync(connection, 'too many changes since Last-Event-ID; reload everything');
           return;
         }
-        this.#write(connection, 'task', await taskView(store, record, queue, now));
+        await this.#write(connection, 'task', await taskView(store, record, queue, now));
       }
       cursor = page.next;
     } while (cursor !== undefined);
@@ -138,7 +142,9 @@ export class MonitorHub {
 
   #add(connection: Connection): void {
     this.#connections.add(connection);
-    if (this.#unsubscribe !== undefined) return;
+    // Started by the first connection only: #unsubscribe cannot tell, since a store without
+    // subscribeAll leaves it undefined, and each connection would start timers #remove never clears.
+    if (this.#connections.size > 1) return;
     const { store } = this.#options;
     this.#unsubscribe = store.subscribeAll?.((taskId) => this.#changed(taskId));
     this.#workersTimer = setInterval(() => void this.#pollWorkers(), WORKERS_INTERVAL_MS);
@@ -219,8 +225,24 @@ export class MonitorHub {
     for (const connection of [...this.#connections]) this.#send(connection, frame);
   }
 
-  #write(connection: Connection, event: string, data: unknown): void {
-    this.#send(connection, `id: ${this.#nextId()}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  /**
+   * One connection's own events (hello, snapshots, replay): written at the pace the client reads,
+   * waiting for 'drain', and not counted against maxBufferedEvents, which is for live broadcasts:
+   * otherwise a thousand active tasks would resync every connection as it opens.
+   */
+  async #write(connection: Connection, event: string, data: unknown): Promise<void> {
+    const { res } = connection;
+    if (res.destroyed || res.writableEnded) return;
+    if (res.write(`id: ${this.#nextId()}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`)) return;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        res.off('drain', done);
+        res.off('close', done);
+        resolve();
+      };
+      res.on('drain', done);
+      res.on('close', done);
+    });
   }
 
   #send(connection: Connection, frame: string): void {
@@ -230,7 +252,7 @@ export class MonitorHub {
       res.writableNeedDrain &&
       (connection.waiting >= this.#options.maxBufferedEvents || res.writableLength > MAX_BUFFERED_BYTES)
     ) {
-      this.#resync(connection, 'this connection fell behind; reconnect with Last-Event-ID');
+      this.#resync(connection, 'this connection fell behind; reload everything');
       return;
     }
     if (!res.write(frame)) connection.waiting++;
@@ -241,7 +263,8 @@ export class MonitorHub {
     const { res } = connection;
     this.#remove(connection);
     if (res.destroyed || res.writableEnded) return;
-    res.end(`id: ${this.#nextId()}\nevent: resync\ndata: ${JSON.stringify({ reason })}\n\n`);
+    // No id: the client must not resume after this point (it missed changes); it reloads everything.
+    res.end(`event: resync\ndata: ${JSON.stringify({ reason })}\n\n`);
   }
 
   /** Ends every connection (the server is closing). */

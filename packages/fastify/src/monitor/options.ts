@@ -22,7 +22,7 @@ export interface MonitorOptions {
   /** The operator check (required): see {@link OperatorCheck} and {@link operatorTokens}. */
   authorize: OperatorCheck;
   /**
-   * Events an operator's connection to `<prefix>/events` may have waiting to be written before it
+   * Live events an operator's connection to `<prefix>/events` may have waiting to be written before it
    * is told to resync and closed (a slow reader never holds memory without limit). @default 1000
    */
   maxBufferedEvents?: number;

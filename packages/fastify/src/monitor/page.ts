@@ -252,17 +252,30 @@ export const PAGE_SCRIPT = `'use strict';
     }
   }
 
+  async function loadTasks() {
+    const list = await call('/tasks?pageSize=100');
+    for (const t of list.tasks) tasks.set(t.id, t);
+    queueRender();
+  }
+
   function handle(event, data) {
     if (event === 'hello') {
       workers = data.workers;
       setStatus('live', 'live from worker ' + data.workerId);
     } else if (event === 'snapshot' || event === 'task') {
+      // Snapshots are read while live events already flow: an older version must not replace a newer one.
+      const known = tasks.get(data.id);
+      if (known && known.version > data.version) return;
       tasks.set(data.id, data);
       if (data.id === selected && event === 'task') showTask(data.id).catch(() => {});
     } else if (event === 'workers') {
       workers = data.workers;
     } else if (event === 'resync') {
+      // Changes were missed: resuming after the last id would skip them. Start over instead.
       setStatus('idle', 'resyncing: ' + data.reason);
+      lastEventId = null;
+      tasks.clear();
+      loadTasks().catch(() => {});
     }
     queueRender();
   }
@@ -322,9 +335,7 @@ export const PAGE_SCRIPT = `'use strict';
     try {
       const agents = await call('/agents');
       workers = agents.workers;
-      const list = await call('/tasks?pageSize=100');
-      for (const t of list.tasks) tasks.set(t.id, t);
-      queueRender();
+      await loadTasks();
     } catch (error) {
       if (!token()) return;
       setStatus('error', error.message);

@@ -169,7 +169,8 @@ export const monitorRoutes: FastifyPluginAsync<MonitorRoutesOptions> = async (sc
     // The page loads page.js and page.css by relative URLs: they resolve under the prefix only
     // from the address with its trailing slash.
     const path = request.url.split('?')[0] as string;
-    if (!path.endsWith('/')) return reply.redirect(`${path}/`, 308);
+    // Relative (`monitor/`): behind a proxy that strips a prefix, an absolute path would lose it.
+    if (!path.endsWith('/')) return reply.redirect(`${path.slice(path.lastIndexOf('/') + 1)}/`, 308);
     return reply
       .headers({
         ...staticHeaders,

@@ -39,10 +39,9 @@ const checkSchema = {
 
 const readinessSchema = {
   type: 'object',
-  required: ['status', 'worker', 'checks'],
+  required: ['status', 'checks'],
   properties: {
     status: { type: 'string', enum: ['ready', 'unavailable'] },
-    worker: { type: 'string' },
     checks: {
       type: 'object',
       required: ['store', 'lease', 'notifications'],
@@ -142,9 +141,10 @@ export const healthRoute: FastifyPluginAsync<HealthRouteOptions> = async (
           }
         : { enabled: false };
       const ready = storeCheck.ok && lease.ok && notifications.ok;
+      // The worker id (host, pid) is not for anonymous callers: it goes to the log only.
+      if (!ready) request.log.warn({ worker: runtime.workerId, storeCheck, lease, notifications }, 'a2a: not ready');
       return reply.code(ready ? 200 : 503).send({
         status: ready ? 'ready' : 'unavailable',
-        worker: runtime.workerId,
         checks: { store: storeCheck, lease, notifications, push },
       });
     },

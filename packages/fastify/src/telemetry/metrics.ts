@@ -23,6 +23,20 @@ const SIZE_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256];
 /** Push lateness: 10 ms to 10 min. */
 const BACKLOG_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 600];
 
+/**
+ * prom-client's process and Node.js metrics, collected once per process: collectDefaultMetrics
+ * starts a GC observer and an event-loop monitor that nothing stops, so one per agent (or per app
+ * registered and closed) would pile up. Each agent's scrape merges this registry into its own.
+ */
+let processRegistry: Registry | undefined;
+function processMetrics(): Registry {
+  if (processRegistry === undefined) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry });
+  }
+  return processRegistry;
+}
+
 export interface MetricsSources {
   /** This worker's id in the store's leases (the `worker` label of `a2a_worker_info`), read at scrape time. */
   workerId: () => string;
@@ -61,10 +75,13 @@ export class A2AMetrics {
    * observe(); its children do not. Bounded: methods × bindings × versions × outcomes.
    */
   readonly #requestSeries = new Map<string, RequestSeries>();
+  readonly #defaultMetrics: boolean;
 
   constructor(sources: MetricsSources) {
     const registers = [this.registry];
-    if (sources.defaultMetrics) collectDefaultMetrics({ register: this.registry });
+    this.#defaultMetrics = sources.defaultMetrics;
+    // Started now, not at the first scrape: the event-loop monitor needs samples before it has a value.
+    if (sources.defaultMetrics) processMetrics();
     new Gauge({
       name: 'a2a_worker_info',
       help: 'This worker: always 1, with its id in the store leases as the worker label.',
@@ -244,6 +261,7 @@ export class A2AMetrics {
 
   /** The exposition, in the Prometheus text format. */
   exposition(): Promise<string> {
-    return this.registry.metrics();
+    if (!this.#defaultMetrics) return this.registry.metrics();
+    return Registry.merge([processMetrics(), this.registry]).metrics();
   }
 }

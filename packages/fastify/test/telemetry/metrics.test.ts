@@ -1,7 +1,10 @@
 import type { AddressInfo } from 'node:net';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { a2aPlugin } from '../../src/index.js';
+import { A2AMetrics } from '../../src/telemetry/metrics.js';
 import { nextId, parseSse, rpcBody, testCard, userMessage } from '../helpers.js';
 import { protoMessage, type Wire } from '../rest-helpers.js';
 import { type Family, parsePrometheusText, sampleValue } from './prometheus-text.js';
@@ -171,5 +174,30 @@ describe('the strict Prometheus text parser', () => {
       '# TYPE a_total counter\na_total -1\n', // negative counter
     ];
     for (const text of bad) expect(() => parsePrometheusText(text), JSON.stringify(text)).toThrow();
+  });
+});
+
+/** An agent's metrics, scraped once and dropped: weak references to it and to what it registered. */
+async function dropped(): Promise<WeakRef<object>[]> {
+  const metrics = new A2AMetrics({ workerId: () => 'w', runningTurns: () => 0, defaultMetrics: true });
+  const text = await metrics.exposition();
+  expect(text).toContain('process_cpu_seconds_total');
+  expect(text).toContain('a2a_worker_info');
+  return [new WeakRef(metrics), ...metrics.registry.getMetricsAsArray().map((metric) => new WeakRef(metric))];
+}
+
+describe('metrics: the default process metrics', () => {
+  it('are collected once per process, not once per agent: a dropped agent’s metrics are released', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const refs: WeakRef<object>[] = [];
+    for (let i = 0; i < 3; i++) refs.push(...(await dropped()));
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      gc();
+    }
+    // prom-client's GC observer keeps the histogram it feeds: one per agent would never be freed.
+    const alive = refs.map((ref) => ref.deref()).filter((o) => o !== undefined);
+    expect(alive.map((o) => (o as { name?: string }).name ?? 'A2AMetrics')).toEqual([]);
   });
 });

@@ -110,7 +110,6 @@ describe('readiness on Postgres', () => {
     expect(healthy.status).toBe(200);
     expect(healthy.body).toMatchObject({
       status: 'ready',
-      worker: app.a2a.runtime.workerId,
       checks: {
         store: { ok: true },
         lease: { ok: true },
@@ -119,6 +118,8 @@ describe('readiness on Postgres', () => {
       },
     });
     expect(typeof healthy.body.checks.store.latencyMs).toBe('number');
+    // Unauthenticated: it does not name the worker (host and pid).
+    expect(healthy.body).not.toHaveProperty('worker');
 
     await proxy.shut();
     const down = await waitFor(
