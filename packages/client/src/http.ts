@@ -242,7 +242,10 @@ export class HttpClient {
         throw error;
       }
       this.debug(`${request.method} ${request.url} → ${response.status} in ${Date.now() - started} ms`);
-      if (request.stream && response.ok && response.body) {
+      // Only an event stream is read as one: a refused stream (1.0 JSON-RPC answers its error as a
+      // plain HTTP 200 JSON-RPC body) must reach the binding as text, to be read as the error it is.
+      const eventStream = /^text\/event-stream\b/i.test(response.headers.get('content-type') ?? '');
+      if (request.stream && response.ok && response.body && eventStream) {
         clearTimeout(timer);
         return {
           status: response.status,
