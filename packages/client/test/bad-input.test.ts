@@ -174,6 +174,28 @@ describe('streams', () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
+  it('events without their own id: are delivered, the final one included (the previous id is not theirs)', async () => {
+    let requests = 0;
+    const url = await fakeAgent((_req, res, body) => {
+      requests++;
+      sse(res);
+      res.write(event(body, 1, { task: task() }));
+      const artifact = { taskId: 't1', contextId: 'c1', artifact: { artifactId: 'a', parts: [{ text: 'hi' }] } };
+      res.write(`data: ${rpcResult(body, { artifactUpdate: artifact })}\n\n`);
+      const status = { taskId: 't1', contextId: 'c1', status: { state: 'TASK_STATE_COMPLETED' } };
+      res.end(`data: ${rpcResult(body, { statusUpdate: status })}\n\n`);
+    });
+    const client = await connect(url, { retry: { attempts: 3, baseDelayMs: 10, maxDelayMs: 20 }, timeoutMs: 10_000 });
+    const seen: [string | undefined, string][] = [];
+    for await (const { id, result } of client.stream({ text: 'go' })) seen.push([id, result.kind]);
+    expect(seen).toEqual([
+      ['1', 'task'],
+      [undefined, 'artifact-update'],
+      [undefined, 'status-update'],
+    ]);
+    expect(requests).toBe(1);
+  });
+
   it('a stream that keeps ending without its final event: resumes with Last-Event-ID, then gives up', async () => {
     const lastEventIds: (string | undefined)[] = [];
     const url = await fakeAgent((req, res, body) => {
