@@ -196,6 +196,33 @@ describe('streams', () => {
     expect(requests).toBe(1);
   });
 
+  it('a stream resumed after its task finished, on a server that refuses that: the task read, its final state delivered', async () => {
+    const methods: string[] = [];
+    const url = await fakeAgent((_req, res, body) => {
+      const { method } = JSON.parse(body);
+      methods.push(method);
+      if (method === 'SendStreamingMessage') {
+        sse(res);
+        res.end(event(body, 1, { task: task() }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (method === 'SubscribeToTask') {
+        const error = { code: -32004, message: 'Task t1 is in a terminal state.' };
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: JSON.parse(body).id, error }));
+        return;
+      }
+      res.end(rpcResult(body, task('TASK_STATE_COMPLETED')));
+    });
+    const client = await connect(url, { retry: { attempts: 3, baseDelayMs: 10, maxDelayMs: 20 }, timeoutMs: 10_000 });
+    const states: (string | undefined)[] = [];
+    for await (const { result } of client.stream({ text: 'go' })) {
+      states.push(result.kind === 'task' ? result.status.state : result.kind);
+    }
+    expect(states).toEqual(['working', 'completed']);
+    expect(methods).toEqual(['SendStreamingMessage', 'SubscribeToTask', 'GetTask']);
+  });
+
   it('a stream that keeps ending without its final event: resumes with Last-Event-ID, then gives up', async () => {
     const lastEventIds: (string | undefined)[] = [];
     const url = await fakeAgent((req, res, body) => {
