@@ -63,6 +63,8 @@ export interface HttpResponse {
 }
 
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
+const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 10;
 
 /** A deadline and a signal shared by every try of one call. */
 export class CallScope {
@@ -220,7 +222,7 @@ export class HttpClient {
   }
 
   async #once(request: HttpRequest, scope: CallScope): Promise<HttpResponse> {
-    const headers = { ...(await this.headers.resolve()), ...request.headers };
+    const credentials = await this.headers.resolve();
     // One controller for this try: the per-request timer aborts it (until the head, for a stream;
     // until the body is read, otherwise), and `close()` aborts it to drop a stream's connection.
     const controller = new AbortController();
@@ -236,7 +238,7 @@ export class HttpClient {
     try {
       let response: Response;
       try {
-        response = await this.#fetch(request.url, { method: request.method, headers, body: request.body, signal });
+        response = await this.#fetchFollowing(request, credentials, signal);
       } catch (error) {
         if (timedOut && !scope.signal.aborted) throw this.#requestTimeout(request);
         throw error;
@@ -264,6 +266,38 @@ export class HttpClient {
       }
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /**
+   * fetch, following redirects itself: fetch would carry every header but Authorization to another
+   * origin, and ours include API keys and service parameters. Those go only to the origin asked for.
+   */
+  async #fetchFollowing(
+    request: HttpRequest,
+    credentials: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<Response> {
+    const origin = new URL(request.url).origin;
+    let url = request.url;
+    let method: string = request.method;
+    let body = request.body;
+    for (let hop = 0; ; hop++) {
+      const own = new URL(url).origin === origin;
+      const headers: Record<string, string> = { ...(own ? credentials : {}), ...request.headers };
+      if (body === undefined) delete headers['content-type'];
+      const response = await this.#fetch(url, { method, headers, body, signal, redirect: 'manual' });
+      const location = response.headers.get('location');
+      if (!REDIRECT_STATUS.has(response.status) || location === null || hop >= MAX_REDIRECTS) return response;
+      await response.body?.cancel().catch(() => {});
+      const next = new URL(location, url).href;
+      this.debug(`${method} ${url} → ${response.status}, following to ${next}`);
+      // As fetch does (Fetch §4.4): 303, and 301/302 after a POST, become a GET without a body.
+      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+      }
+      url = next;
     }
   }
 

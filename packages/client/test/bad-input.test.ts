@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { A2AClientError, clearCardCache, connect } from '../src/index.js';
+import { A2AClientError, clearCardCache, connect, connectEndpoint } from '../src/index.js';
 import { tempDir } from './helpers.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
@@ -275,6 +275,46 @@ describe('retries and credentials', () => {
     const error = await client.getTask('t1').catch((e: unknown) => e);
     expect(tries).toBe(3);
     expect(error).toMatchObject({ kind: 'unreachable', status: 502 });
+  });
+
+  it('a redirect to another origin does not carry the API key or service parameters; one to the same origin does', async () => {
+    const seen: Record<string, string | undefined>[] = [];
+    const other = createServer((req, res) => {
+      seen.push({ key: req.headers['x-api-key'] as string, svc: req.headers['x-svc'] as string });
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(rpcResult(Buffer.concat(chunks).toString(), task('TASK_STATE_COMPLETED')));
+      });
+    });
+    servers.push(other);
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.2', resolve));
+    const elsewhere = `http://127.0.0.2:${(other.address() as AddressInfo).port}/a2a`;
+    const url = await fakeAgent((req, res, body) => {
+      if (req.url === '/moved') {
+        res.writeHead(307, { location: '/a2a' });
+        res.end();
+        return;
+      }
+      if (req.url === '/away') {
+        res.writeHead(307, { location: elsewhere });
+        res.end();
+        return;
+      }
+      seen.push({ key: req.headers['x-api-key'] as string, svc: req.headers['x-svc'] as string });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(rpcResult(body, task('TASK_STATE_COMPLETED')));
+    });
+    const credentials = { apiKey: 'key-secret-1', headers: { 'x-svc': 'svc-secret-2' } };
+    const away = connectEndpoint({ url: `${url}/away`, binding: 'JSONRPC', version: '1.0' }, credentials);
+    expect((await away.getTask('t1')).status.state).toBe('completed');
+    const moved = connectEndpoint({ url: `${url}/moved`, binding: 'JSONRPC', version: '1.0' }, credentials);
+    expect((await moved.getTask('t1')).status.state).toBe('completed');
+    expect(seen).toEqual([
+      { key: undefined, svc: undefined },
+      { key: 'key-secret-1', svc: 'svc-secret-2' },
+    ]);
   });
 
   it('a 401 reads a file: credential again and retries once; the token never appears in errors', async () => {
