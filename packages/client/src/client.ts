@@ -152,7 +152,13 @@ export function connectEndpoint(endpoint: AgentEndpoint, options: ConnectOptions
 /** Connects to the agent a reference names (see `card.ts` for the forms), ready to call. */
 export async function connect(reference: string, options: ConnectOptions = {}): Promise<A2AClient> {
   const http = httpClient(options);
-  const resolved = await resolveCard(reference, { http, fresh: options.freshCard, timeoutMs: options.timeoutMs });
+  const resolved = await resolveCard(reference, { http, fresh: options.freshCard, timeoutMs: options.timeoutMs }).catch(
+    (error: unknown) => {
+      // No client is returned to redact with: the credentials read for the card are redacted here.
+      if (error instanceof Error) error.message = http.headers.redact(error.message);
+      throw error;
+    },
+  );
   const endpoint = selectEndpoint(resolved, options);
   const schemes = (resolved.card.securitySchemes ?? {}) as Record<string, Json>;
   for (const scheme of Object.values(schemes)) {
