@@ -17,6 +17,11 @@ export interface RetryOptions {
   baseDelayMs?: number;
   /** @default 5000 */
   maxDelayMs?: number;
+  /**
+   * The longest `Retry-After` waited for; a server asking for more fails the call at once (else a
+   * call without a timeout could sleep an hour per try). @default 60000
+   */
+  maxRetryAfterMs?: number;
 }
 
 export interface CallOptions {
@@ -154,7 +159,7 @@ export class HttpClient {
 
   constructor(options: HttpOptions) {
     this.headers = options.headers;
-    this.#retry = { attempts: 4, baseDelayMs: 250, maxDelayMs: 5000, ...options.retry };
+    this.#retry = { attempts: 4, baseDelayMs: 250, maxDelayMs: 5000, maxRetryAfterMs: 60_000, ...options.retry };
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.#debug = options.debug;
     this.#fetch = options.fetch ?? globalThis.fetch;
@@ -210,6 +215,13 @@ export class HttpClient {
             );
         if (!isNetworkError(error) && !A2AClientError.is(error)) throw failure;
         if (attempt + 1 >= this.#retry.attempts) throw failure;
+      }
+      if (delay !== undefined && delay > this.#retry.maxRetryAfterMs) {
+        throw new A2AClientError(
+          'unreachable',
+          `${failure.message} It asked to be retried in ${Math.ceil(delay / 1000)} s, longer than this client waits (retry.maxRetryAfterMs: ${this.#retry.maxRetryAfterMs} ms).`,
+          { status: failure.status },
+        );
       }
       const wait = Math.min(
         delay ?? backoffMs(attempt, this.#retry),

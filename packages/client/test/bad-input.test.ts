@@ -264,6 +264,22 @@ describe('retries and credentials', () => {
     expect((tries[1]?.at ?? 0) - (tries[0]?.at ?? 0)).toBeGreaterThanOrEqual(950);
   });
 
+  it('503 asking for a Retry-After longer than maxRetryAfterMs fails at once instead of sleeping that long', async () => {
+    let tries = 0;
+    const url = await fakeAgent((_req, res) => {
+      tries++;
+      res.writeHead(503, { 'retry-after': '3600' });
+      res.end();
+    });
+    const client = await connect(url);
+    const started = Date.now();
+    const error = await client.getTask('t1').catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(tries).toBe(1);
+    expect(error).toMatchObject({ kind: 'unreachable', status: 503 });
+    expect((error as Error).message).toContain('retried in 3600 s');
+  });
+
   it('502 on every try: bounded attempts, then an unreachable error', async () => {
     let tries = 0;
     const url = await fakeAgent((_req, res) => {
