@@ -205,6 +205,16 @@ export class HttpClient {
         response.close();
       } catch (error) {
         if (scope.signal.aborted) throw scope.reason();
+        if (scope.slowAnswer && (error as { cause?: { code?: string } })?.cause?.code === 'UND_ERR_HEADERS_TIMEOUT') {
+          // Node's fetch gives up on a response head after 300 s (undici's headersTimeout, not
+          // settable without the undici package). The agent is still working on a blocking send:
+          // sending it again would only wait another 300 s, so say how to follow the task instead.
+          throw new A2AClientError(
+            'timeout',
+            `${request.method} ${request.url} got no answer within the 300 s Node's fetch waits for one; the agent may still be working. For long tasks send with maxWaitMs, non-blocking (CLI: --return-immediately) or streaming, then follow the task with getTask (a2a task get); the same messageId sent non-blocking returns its task on servers that deduplicate.`,
+            { cause: error },
+          );
+        }
         if (A2AClientError.is(error) && error.kind !== 'timeout' && error.kind !== 'unreachable') throw error;
         failure = A2AClientError.is(error)
           ? error

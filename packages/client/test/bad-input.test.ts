@@ -280,6 +280,35 @@ describe('retries and credentials', () => {
     expect((error as Error).message).toContain('retried in 3600 s');
   });
 
+  it("a blocking send past fetch's response-head limit is not sent again: a timeout saying how to follow the task", async () => {
+    let tries = 0;
+    const url = await fakeAgent((_req, res, body) => {
+      tries++;
+      // The agent works longer than fetch waits for a response head.
+      const timer = setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(rpcResult(body, { task: task('TASK_STATE_COMPLETED') }));
+      }, 1500);
+      res.once('close', () => clearTimeout(timer));
+    });
+    // Node's own fetch with its own dispatcher class (undici's Agent), its 300 s headersTimeout
+    // shortened to 300 ms so that the real undici error happens within the test.
+    await fetch(`${url}/.well-known/agent-card.json`).then((r) => r.body?.cancel());
+    const Agent = (globalThis as Record<symbol, { constructor: new (o: object) => unknown }>)[
+      Symbol.for('undici.globalDispatcher.1')
+    ]?.constructor as new (
+      o: object,
+    ) => unknown;
+    const dispatcher = new Agent({ headersTimeout: 300 });
+    const shortFetch = ((input: string, init: RequestInit) =>
+      fetch(input, { ...init, dispatcher } as RequestInit)) as typeof fetch;
+    const client = await connect(url, { fetch: shortFetch, retry: { attempts: 4, baseDelayMs: 10, maxDelayMs: 20 } });
+    const error = await client.send({ text: 'go' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'timeout' });
+    expect((error as Error).message).toContain('getTask');
+    expect(tries).toBe(1);
+  });
+
   it('502 on every try: bounded attempts, then an unreachable error', async () => {
     let tries = 0;
     const url = await fakeAgent((_req, res) => {
