@@ -152,7 +152,13 @@ export function connectEndpoint(endpoint: AgentEndpoint, options: ConnectOptions
 /** Connects to the agent a reference names (see `card.ts` for the forms), ready to call. */
 export async function connect(reference: string, options: ConnectOptions = {}): Promise<A2AClient> {
   const http = httpClient(options);
-  const resolved = await resolveCard(reference, { http, fresh: options.freshCard, timeoutMs: options.timeoutMs });
+  const resolved = await resolveCard(reference, { http, fresh: options.freshCard, timeoutMs: options.timeoutMs }).catch(
+    (error: unknown) => {
+      // No client is returned to redact with: the credentials read for the card are redacted here.
+      if (error instanceof Error) error.message = http.headers.redact(error.message);
+      throw error;
+    },
+  );
   const endpoint = selectEndpoint(resolved, options);
   const schemes = (resolved.card.securitySchemes ?? {}) as Record<string, Json>;
   for (const scheme of Object.values(schemes)) {
@@ -368,10 +374,11 @@ export class A2AClient {
     let failures = 0;
     let continuing =
       start.operation === 'sendStreamingMessage' && (start.params as MessageSendParams).message.taskId !== undefined;
-    for (;;) {
+    for (let round = 0; ; round++) {
       scope.check();
       let open: { items: AsyncGenerator<StreamItem>; close(): void } | undefined;
       let progressed = false;
+      const resuming = round > 0;
       try {
         // Until an event names the task, only the first request can be made again (a send with the
         // same messageId); after that, the task is followed wherever the next request lands.
@@ -413,6 +420,16 @@ export class A2AClient {
         this.#http.debug(`stream ended before its final event (last event ${lastId ?? 'none'}); resuming`);
       } catch (error) {
         if (scope.signal.aborted) throw scope.reason();
+        if (resuming && taskId !== undefined && A2AClientError.is(error) && error.a2aCode === 'UNSUPPORTED_OPERATION') {
+          // The task ended while the stream was down, and this server does not replay a finished
+          // task's events (1.0 §3.1.6 refuses a subscription to a terminal task): its final state
+          // is still the caller's answer, so read it.
+          this.#http.debug(`resuming was refused (${this.redact(error.message)}); reading the task`);
+          const task = await this.#transport.call('getTask', { id: taskId }, scope);
+          if (!endsStream(task)) throw error;
+          yield { id: undefined, result: task };
+          return;
+        }
         const resumable =
           !A2AClientError.is(error) ||
           error.kind === 'unreachable' ||

@@ -17,6 +17,11 @@ export interface RetryOptions {
   baseDelayMs?: number;
   /** @default 5000 */
   maxDelayMs?: number;
+  /**
+   * The longest `Retry-After` waited for; a server asking for more fails the call at once (else a
+   * call without a timeout could sleep an hour per try). @default 60000
+   */
+  maxRetryAfterMs?: number;
 }
 
 export interface CallOptions {
@@ -63,6 +68,8 @@ export interface HttpResponse {
 }
 
 const RETRYABLE_STATUS = new Set([502, 503, 504]);
+const REDIRECT_STATUS = new Set([301, 302, 303, 307, 308]);
+const MAX_REDIRECTS = 10;
 
 /** A deadline and a signal shared by every try of one call. */
 export class CallScope {
@@ -152,7 +159,7 @@ export class HttpClient {
 
   constructor(options: HttpOptions) {
     this.headers = options.headers;
-    this.#retry = { attempts: 4, baseDelayMs: 250, maxDelayMs: 5000, ...options.retry };
+    this.#retry = { attempts: 4, baseDelayMs: 250, maxDelayMs: 5000, maxRetryAfterMs: 60_000, ...options.retry };
     this.#requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.#debug = options.debug;
     this.#fetch = options.fetch ?? globalThis.fetch;
@@ -198,6 +205,16 @@ export class HttpClient {
         response.close();
       } catch (error) {
         if (scope.signal.aborted) throw scope.reason();
+        if (scope.slowAnswer && (error as { cause?: { code?: string } })?.cause?.code === 'UND_ERR_HEADERS_TIMEOUT') {
+          // Node's fetch gives up on a response head after 300 s (undici's headersTimeout, not
+          // settable without the undici package). The agent is still working on a blocking send:
+          // sending it again would only wait another 300 s, so say how to follow the task instead.
+          throw new A2AClientError(
+            'timeout',
+            `${request.method} ${request.url} got no answer within the 300 s Node's fetch waits for one; the agent may still be working. For long tasks send with maxWaitMs, non-blocking (CLI: --return-immediately) or streaming, then follow the task with getTask (a2a task get); the same messageId sent non-blocking returns its task on servers that deduplicate.`,
+            { cause: error },
+          );
+        }
         if (A2AClientError.is(error) && error.kind !== 'timeout' && error.kind !== 'unreachable') throw error;
         failure = A2AClientError.is(error)
           ? error
@@ -208,6 +225,13 @@ export class HttpClient {
             );
         if (!isNetworkError(error) && !A2AClientError.is(error)) throw failure;
         if (attempt + 1 >= this.#retry.attempts) throw failure;
+      }
+      if (delay !== undefined && delay > this.#retry.maxRetryAfterMs) {
+        throw new A2AClientError(
+          'unreachable',
+          `${failure.message} It asked to be retried in ${Math.ceil(delay / 1000)} s, longer than this client waits (retry.maxRetryAfterMs: ${this.#retry.maxRetryAfterMs} ms).`,
+          { status: failure.status },
+        );
       }
       const wait = Math.min(
         delay ?? backoffMs(attempt, this.#retry),
@@ -220,7 +244,7 @@ export class HttpClient {
   }
 
   async #once(request: HttpRequest, scope: CallScope): Promise<HttpResponse> {
-    const headers = { ...(await this.headers.resolve()), ...request.headers };
+    const credentials = await this.headers.resolve();
     // One controller for this try: the per-request timer aborts it (until the head, for a stream;
     // until the body is read, otherwise), and `close()` aborts it to drop a stream's connection.
     const controller = new AbortController();
@@ -236,13 +260,16 @@ export class HttpClient {
     try {
       let response: Response;
       try {
-        response = await this.#fetch(request.url, { method: request.method, headers, body: request.body, signal });
+        response = await this.#fetchFollowing(request, credentials, signal);
       } catch (error) {
         if (timedOut && !scope.signal.aborted) throw this.#requestTimeout(request);
         throw error;
       }
       this.debug(`${request.method} ${request.url} → ${response.status} in ${Date.now() - started} ms`);
-      if (request.stream && response.ok && response.body) {
+      // Only an event stream is read as one: a refused stream (1.0 JSON-RPC answers its error as a
+      // plain HTTP 200 JSON-RPC body) must reach the binding as text, to be read as the error it is.
+      const eventStream = /^text\/event-stream\b/i.test(response.headers.get('content-type') ?? '');
+      if (request.stream && response.ok && response.body && eventStream) {
         clearTimeout(timer);
         return {
           status: response.status,
@@ -261,6 +288,38 @@ export class HttpClient {
       }
     } finally {
       clearTimeout(timer);
+    }
+  }
+
+  /**
+   * fetch, following redirects itself: fetch would carry every header but Authorization to another
+   * origin, and ours include API keys and service parameters. Those go only to the origin asked for.
+   */
+  async #fetchFollowing(
+    request: HttpRequest,
+    credentials: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<Response> {
+    const origin = new URL(request.url).origin;
+    let url = request.url;
+    let method: string = request.method;
+    let body = request.body;
+    for (let hop = 0; ; hop++) {
+      const own = new URL(url).origin === origin;
+      const headers: Record<string, string> = { ...(own ? credentials : {}), ...request.headers };
+      if (body === undefined) delete headers['content-type'];
+      const response = await this.#fetch(url, { method, headers, body, signal, redirect: 'manual' });
+      const location = response.headers.get('location');
+      if (!REDIRECT_STATUS.has(response.status) || location === null || hop >= MAX_REDIRECTS) return response;
+      await response.body?.cancel().catch(() => {});
+      const next = new URL(location, url).href;
+      this.debug(`${method} ${url} → ${response.status}, following to ${next}`);
+      // As fetch does (Fetch §4.4): 303, and 301/302 after a POST, become a GET without a body.
+      if (response.status === 303 || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+      }
+      url = next;
     }
   }
 

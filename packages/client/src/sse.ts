@@ -8,7 +8,7 @@
 import { A2AClientError } from './errors.js';
 
 export interface SseEvent {
-  /** The `id` of this event, or undefined when the server sent none. */
+  /** The `id` this event carried itself, or undefined when it had no (or an empty) `id:` line. */
   id: string | undefined;
   /** `message` unless the server named another type. */
   event: string;
@@ -26,6 +26,10 @@ export async function* readSse(
   let data: string[] = [];
   let dataBytes = 0;
   let id: string | undefined;
+  // Whether the event being read carried its own `id:` line. The standard's last event ID persists
+  // across events, but reporting it on an event without one makes that event look like a replay of
+  // the previous one (the client skips ids it has delivered): only an event's own id is reported.
+  let ownId = false;
   let event = '';
   const tooLarge = () =>
     new A2AClientError(
@@ -42,10 +46,12 @@ export async function* readSse(
       if (buffer[newline] === '\r' && width === 1 && newline === buffer.length - 1) break;
       buffer = buffer.slice(newline + width);
       if (line === '') {
-        if (data.length > 0) yield { id, event: event || 'message', data: data.join('\n') };
+        if (data.length > 0)
+          yield { id: ownId && id !== '' ? id : undefined, event: event || 'message', data: data.join('\n') };
         data = [];
         dataBytes = 0;
         event = '';
+        ownId = false;
       } else if (!line.startsWith(':')) {
         const colon = line.indexOf(':');
         const field = colon === -1 ? line : line.slice(0, colon);
@@ -55,8 +61,10 @@ export async function* readSse(
           dataBytes += value.length + 1;
           if (dataBytes > maxEventBytes) throw tooLarge();
           data.push(value);
-        } else if (field === 'id' && !value.includes('\0')) id = value;
-        else if (field === 'event') event = value;
+        } else if (field === 'id' && !value.includes('\0')) {
+          id = value;
+          ownId = true;
+        } else if (field === 'event') event = value;
       }
       newline = buffer.search(/\r\n|\r|\n/);
     }

@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { A2AClientError, clearCardCache, connect } from '../src/index.js';
+import { A2AClientError, clearCardCache, connect, connectEndpoint } from '../src/index.js';
 import { tempDir } from './helpers.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
@@ -174,6 +174,55 @@ describe('streams', () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
+  it('events without their own id: are delivered, the final one included (the previous id is not theirs)', async () => {
+    let requests = 0;
+    const url = await fakeAgent((_req, res, body) => {
+      requests++;
+      sse(res);
+      res.write(event(body, 1, { task: task() }));
+      const artifact = { taskId: 't1', contextId: 'c1', artifact: { artifactId: 'a', parts: [{ text: 'hi' }] } };
+      res.write(`data: ${rpcResult(body, { artifactUpdate: artifact })}\n\n`);
+      const status = { taskId: 't1', contextId: 'c1', status: { state: 'TASK_STATE_COMPLETED' } };
+      res.end(`data: ${rpcResult(body, { statusUpdate: status })}\n\n`);
+    });
+    const client = await connect(url, { retry: { attempts: 3, baseDelayMs: 10, maxDelayMs: 20 }, timeoutMs: 10_000 });
+    const seen: [string | undefined, string][] = [];
+    for await (const { id, result } of client.stream({ text: 'go' })) seen.push([id, result.kind]);
+    expect(seen).toEqual([
+      ['1', 'task'],
+      [undefined, 'artifact-update'],
+      [undefined, 'status-update'],
+    ]);
+    expect(requests).toBe(1);
+  });
+
+  it('a stream resumed after its task finished, on a server that refuses that: the task read, its final state delivered', async () => {
+    const methods: string[] = [];
+    const url = await fakeAgent((_req, res, body) => {
+      const { method } = JSON.parse(body);
+      methods.push(method);
+      if (method === 'SendStreamingMessage') {
+        sse(res);
+        res.end(event(body, 1, { task: task() }));
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      if (method === 'SubscribeToTask') {
+        const error = { code: -32004, message: 'Task t1 is in a terminal state.' };
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: JSON.parse(body).id, error }));
+        return;
+      }
+      res.end(rpcResult(body, task('TASK_STATE_COMPLETED')));
+    });
+    const client = await connect(url, { retry: { attempts: 3, baseDelayMs: 10, maxDelayMs: 20 }, timeoutMs: 10_000 });
+    const states: (string | undefined)[] = [];
+    for await (const { result } of client.stream({ text: 'go' })) {
+      states.push(result.kind === 'task' ? result.status.state : result.kind);
+    }
+    expect(states).toEqual(['working', 'completed']);
+    expect(methods).toEqual(['SendStreamingMessage', 'SubscribeToTask', 'GetTask']);
+  });
+
   it('a stream that keeps ending without its final event: resumes with Last-Event-ID, then gives up', async () => {
     const lastEventIds: (string | undefined)[] = [];
     const url = await fakeAgent((req, res, body) => {
@@ -215,6 +264,51 @@ describe('retries and credentials', () => {
     expect((tries[1]?.at ?? 0) - (tries[0]?.at ?? 0)).toBeGreaterThanOrEqual(950);
   });
 
+  it('503 asking for a Retry-After longer than maxRetryAfterMs fails at once instead of sleeping that long', async () => {
+    let tries = 0;
+    const url = await fakeAgent((_req, res) => {
+      tries++;
+      res.writeHead(503, { 'retry-after': '3600' });
+      res.end();
+    });
+    const client = await connect(url);
+    const started = Date.now();
+    const error = await client.getTask('t1').catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(tries).toBe(1);
+    expect(error).toMatchObject({ kind: 'unreachable', status: 503 });
+    expect((error as Error).message).toContain('retried in 3600 s');
+  });
+
+  it("a blocking send past fetch's response-head limit is not sent again: a timeout saying how to follow the task", async () => {
+    let tries = 0;
+    const url = await fakeAgent((_req, res, body) => {
+      tries++;
+      // The agent works longer than fetch waits for a response head.
+      const timer = setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(rpcResult(body, { task: task('TASK_STATE_COMPLETED') }));
+      }, 1500);
+      res.once('close', () => clearTimeout(timer));
+    });
+    // Node's own fetch with its own dispatcher class (undici's Agent), its 300 s headersTimeout
+    // shortened to 300 ms so that the real undici error happens within the test.
+    await fetch(`${url}/.well-known/agent-card.json`).then((r) => r.body?.cancel());
+    const Agent = (globalThis as Record<symbol, { constructor: new (o: object) => unknown }>)[
+      Symbol.for('undici.globalDispatcher.1')
+    ]?.constructor as new (
+      o: object,
+    ) => unknown;
+    const dispatcher = new Agent({ headersTimeout: 300 });
+    const shortFetch = ((input: string, init: RequestInit) =>
+      fetch(input, { ...init, dispatcher } as RequestInit)) as typeof fetch;
+    const client = await connect(url, { fetch: shortFetch, retry: { attempts: 4, baseDelayMs: 10, maxDelayMs: 20 } });
+    const error = await client.send({ text: 'go' }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'timeout' });
+    expect((error as Error).message).toContain('getTask');
+    expect(tries).toBe(1);
+  });
+
   it('502 on every try: bounded attempts, then an unreachable error', async () => {
     let tries = 0;
     const url = await fakeAgent((_req, res) => {
@@ -226,6 +320,46 @@ describe('retries and credentials', () => {
     const error = await client.getTask('t1').catch((e: unknown) => e);
     expect(tries).toBe(3);
     expect(error).toMatchObject({ kind: 'unreachable', status: 502 });
+  });
+
+  it('a redirect to another origin does not carry the API key or service parameters; one to the same origin does', async () => {
+    const seen: Record<string, string | undefined>[] = [];
+    const other = createServer((req, res) => {
+      seen.push({ key: req.headers['x-api-key'] as string, svc: req.headers['x-svc'] as string });
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(rpcResult(Buffer.concat(chunks).toString(), task('TASK_STATE_COMPLETED')));
+      });
+    });
+    servers.push(other);
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.2', resolve));
+    const elsewhere = `http://127.0.0.2:${(other.address() as AddressInfo).port}/a2a`;
+    const url = await fakeAgent((req, res, body) => {
+      if (req.url === '/moved') {
+        res.writeHead(307, { location: '/a2a' });
+        res.end();
+        return;
+      }
+      if (req.url === '/away') {
+        res.writeHead(307, { location: elsewhere });
+        res.end();
+        return;
+      }
+      seen.push({ key: req.headers['x-api-key'] as string, svc: req.headers['x-svc'] as string });
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(rpcResult(body, task('TASK_STATE_COMPLETED')));
+    });
+    const credentials = { apiKey: 'key-secret-1', headers: { 'x-svc': 'svc-secret-2' } };
+    const away = connectEndpoint({ url: `${url}/away`, binding: 'JSONRPC', version: '1.0' }, credentials);
+    expect((await away.getTask('t1')).status.state).toBe('completed');
+    const moved = connectEndpoint({ url: `${url}/moved`, binding: 'JSONRPC', version: '1.0' }, credentials);
+    expect((await moved.getTask('t1')).status.state).toBe('completed');
+    expect(seen).toEqual([
+      { key: undefined, svc: undefined },
+      { key: 'key-secret-1', svc: 'svc-secret-2' },
+    ]);
   });
 
   it('a 401 reads a file: credential again and retries once; the token never appears in errors', async () => {

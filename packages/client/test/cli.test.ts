@@ -317,6 +317,36 @@ describe('a2a: credentials', () => {
   });
 });
 
+describe('a2a: a refusal that quotes the credential', () => {
+  let echo: Server;
+  let echoUrl: string;
+  beforeAll(async () => {
+    // Answers 401 with the token it was sent in the message, as some servers do.
+    echo = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        res.writeHead(401, { 'content-type': 'application/json' });
+        const error = { code: -32600, message: `invalid token ${req.headers.authorization ?? ''}` };
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error }));
+      });
+    });
+    await new Promise<void>((resolve) => echo.listen(0, '127.0.0.1', resolve));
+    echoUrl = `http://127.0.0.1:${(echo.address() as AddressInfo).port}/a2a`;
+  });
+  afterAll(() => new Promise<void>((resolve) => echo.close(() => resolve())));
+
+  it('a token read with exec: or file: is redacted from the final error', async () => {
+    const file = join(tmp.dir, 'echoed-token');
+    await writeFile(file, 'echoed-secret-4711\n');
+    for (const source of [`exec:cat ${file}`, `file:${file}`]) {
+      const run = await a2a(['send', '-e', echoUrl, 'hi', '--bearer', source]);
+      expect(run.code).toBe(4);
+      expect(run.stderr).toContain('invalid token Bearer ***');
+      expect(run.stderr + run.stdout).not.toContain('echoed-secret-4711');
+    }
+  });
+});
+
 describe('a2a: no agent there', () => {
   let html: Server;
   let htmlUrl: string;

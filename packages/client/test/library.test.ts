@@ -139,6 +139,19 @@ describe.each(STORES)('the client against our server on %s', (_name, makeStore) 
       expect(A2AClientError.is(error)).toBe(true);
       expect(error).toMatchObject({ kind: 'protocol', a2aCode: 'TASK_NOT_FOUND' });
       expect((error as A2AClientError).a2aName).toBe('TaskNotFoundError');
+      // Streams too: 1.0 JSON-RPC refuses a stream with a plain JSON-RPC answer (HTTP 200, not SSE).
+      const subscribed = await (async () => {
+        for await (const _ of client.subscribe('no-such-task')) {
+          // nothing to see
+        }
+      })().catch((e: unknown) => e);
+      expect(subscribed).toMatchObject({ kind: 'protocol', a2aCode: 'TASK_NOT_FOUND' });
+      const streamed = await (async () => {
+        for await (const _ of client.stream({ text: 'hi', taskId: 'no-such-task' })) {
+          // nothing to see
+        }
+      })().catch((e: unknown) => e);
+      expect(streamed).toMatchObject({ kind: 'protocol', a2aCode: 'TASK_NOT_FOUND' });
     });
 
     it('sets, gets, lists and deletes a push notification config', async () => {

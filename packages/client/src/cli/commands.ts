@@ -47,6 +47,8 @@ export interface Context {
   signal: AbortSignal;
   credentialsGiven: boolean;
   stderr: NodeJS.WritableStream;
+  /** Each client's redact: the values read from file: and exec: are known only to it. */
+  redactors: ((text: string) => string)[];
 }
 
 async function client(ctx: Context, options: { reference?: string | undefined } = {}): Promise<A2AClient> {
@@ -77,6 +79,7 @@ async function client(ctx: Context, options: { reference?: string | undefined } 
       tenant,
     };
     connected = connectEndpoint(endpoint, connectOptions);
+    ctx.redactors.push((text) => connected.redact(text));
   } else {
     const reference = options.reference ?? ctx.reference;
     if (reference === undefined) {
@@ -86,6 +89,7 @@ async function client(ctx: Context, options: { reference?: string | undefined } 
       );
     }
     connected = await connect(reference, connectOptions);
+    ctx.redactors.push((text) => connected.redact(text));
     if (tenant !== undefined) connected.endpoint.tenant = tenant;
   }
   return connected;

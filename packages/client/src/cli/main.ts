@@ -40,6 +40,7 @@ export async function main(
   const onSigint = () => controller.abort(new Error('interrupted'));
   process.once('SIGINT', onSigint);
   let redact = (text: string) => text;
+  const redactors: ((text: string) => string)[] = [];
   try {
     const parsed = parse(argv);
     const { values, command } = parsed;
@@ -77,6 +78,7 @@ export async function main(
       signal: controller.signal,
       credentialsGiven,
       stderr,
+      redactors,
     };
     if (command !== 'send' && command !== 'task subscribe' && values.stream === true) {
       throw new UsageError('--stream is for send and task subscribe.');
@@ -106,7 +108,8 @@ export async function main(
     return 0;
   } catch (error) {
     const { envelope, exitCode } = classify(error, { credentialsGiven, debugHint: true });
-    envelope.error.message = redact(envelope.error.message);
+    // The literal values, then what each client read from file: and exec: (known only to it).
+    envelope.error.message = redactors.reduce((text, more) => more(text), redact(envelope.error.message));
     if (format === 'text') {
       const { code, message, hint } = envelope.error;
       stderr.write(`a2a: ${message} [${code}]${hint ? ` Hint: ${hint}` : ''}\n`);
