@@ -10,7 +10,14 @@ import type { AgentExecutor, TurnContext } from '@fastify-a2a/core';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { type A2APluginOptions, a2aPlugin } from 'fastify-a2a';
 
-export const testCard = { name: 'Client test agent', description: 'Answers the client tests.', version: '1.0.0' };
+export const testCard = {
+  name: 'Client test agent',
+  description: 'Answers the client tests.',
+  version: '1.0.0',
+  // The CLI tests send file and data parts of these types; A2A 1.0 refuses a part outside the
+  // card's input modes (validateInputModes).
+  defaultInputModes: ['text/plain', 'application/json', 'application/x-test'],
+};
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
