@@ -1305,7 +1305,9 @@ export class PostgresStore implements A2AStore, PushStore {
 
   async listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
     const limit = Math.max(0, Math.trunc(query.limit));
-    const values = [this.namespace, query.before, NO_STATUS_TIMESTAMP, limit];
+    // The column holds whole milliseconds, which Postgres refuses to compare to a fraction: an
+    // integer timestamp is before x exactly when it is before ⌈x⌉.
+    const values = [this.namespace, Math.ceil(query.before), NO_STATUS_TIMESTAMP, limit];
     const { rows } = await this.#query<TaskRow>(this.#sql.interrupted, values, ctx);
     return rows.map(toRecord);
   }

@@ -51,7 +51,9 @@ export class InterruptedExpiry {
   /** Expires the interrupted tasks that have waited longer than the TTL; resolves with how many it ended. */
   async sweep(): Promise<number> {
     const listInterrupted = this.#store.listInterruptedTasks as NonNullable<A2AStore['listInterruptedTasks']>;
-    const before = this.#clock() - this.#ttlMs;
+    // Whole milliseconds: a fractional ttlMs would otherwise reach a store comparing it to an
+    // integer column (Postgres refuses "1234.5" as a bigint).
+    const before = Math.floor(this.#clock() - this.#ttlMs);
     const due = await listInterrupted.call(this.#store, { before, limit: SWEEP_BATCH });
     let expired = 0;
     for (const record of due) if (await this.#expire(record, before)) expired++;
