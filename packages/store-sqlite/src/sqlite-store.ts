@@ -707,12 +707,12 @@ function prepare(db: Database.Database) {
       const previous = statements.worker.get(namespace, workerId);
       const { incarnation, host, pid, startedAt } = description;
       statements.joinWorker.run(namespace, workerId, leaseUntil, now, incarnation, host, pid, startedAt);
-      if (previous === undefined || previous.incarnation === incarnation) return undefined;
-      return {
-        workerId,
-        lastHeartbeat: previous.last_heartbeat,
-        turns: statements.workerTurns.all(namespace, workerId).map(toTicket),
-      };
+      if (previous !== undefined && previous.incarnation === incarnation) return undefined;
+      // Without a row (a reaper claimed it), turns of this id are still a previous start's: a new
+      // incarnation owns none yet.
+      const turns = statements.workerTurns.all(namespace, workerId).map(toTicket);
+      if (previous === undefined && turns.length === 0) return undefined;
+      return { workerId, lastHeartbeat: previous?.last_heartbeat ?? 0, turns };
     },
   );
 
@@ -724,7 +724,16 @@ function prepare(db: Database.Database) {
       if (list === undefined) turns.set(row.worker_id, [toTicket(row)]);
       else list.push(toTicket(row));
     }
-    return statements.workers.all(namespace).map((row) => toWorkerRecord(row, turns.get(row.worker_id) ?? []));
+    const workers = statements.workers.all(namespace).map((row) => toWorkerRecord(row, turns.get(row.worker_id) ?? []));
+    // Turns whose worker has no lease row any more (claimed, its reaping failed) are listed under
+    // that id with no lease, so operators can still see and release them.
+    const leased = new Set(workers.map((worker) => worker.workerId));
+    for (const [workerId, list] of turns) {
+      if (!leased.has(workerId)) {
+        workers.push({ workerId, leaseUntil: 0, lastHeartbeat: 0, description: null, turns: list });
+      }
+    }
+    return workers.sort((a, b) => (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0));
   });
 
   const purge = db.transaction((namespace: string, cutoff: number): PurgeResult => {
