@@ -480,7 +480,7 @@ function prepare(db: Database.Database) {
     ),
     // subscribeAll's poll: tasks updated at or after a time.
     tasksUpdatedSince: db.prepare<[string, number], { task_id: string; version: number; updated_at: number }>(
-      'SELECT task_id, version, updated_at FROM a2a_tasks WHERE namespace = ? AND updated_at >= ?',
+      TASKS_UPDATED_SINCE_SQL,
     ),
     // position is AUTOINCREMENT: the next value of the one counter, never reused (see migration 2).
     insertTurn: db
@@ -784,6 +784,27 @@ function prepare(db: Database.Database) {
     listTasks: listStatements(db, columns),
   };
 }
+
+/** Every task state (a missing or unknown key fails to compile). */
+const ALL_TASK_STATES = Object.keys({
+  submitted: true,
+  working: true,
+  'input-required': true,
+  completed: true,
+  canceled: true,
+  failed: true,
+  rejected: true,
+  'auth-required': true,
+  unknown: true,
+} satisfies Record<TaskState, true>);
+
+/**
+ * subscribeAll's poll: the tasks committed to since a time. Every state is named so that the poll
+ * seeks in a2a_tasks_by_state (namespace, state, updated_at), once per state: an index of its own
+ * on updated_at would cost every commit of every deployment a B-tree update for the monitor alone.
+ */
+export const TASKS_UPDATED_SINCE_SQL = `SELECT task_id, version, updated_at FROM a2a_tasks
+  WHERE namespace = ? AND state IN (${ALL_TASK_STATES.map((state) => `'${state}'`).join(', ')}) AND updated_at >= ?`;
 
 function toWorkerRecord(row: WorkerDescriptionRow, turns: TurnTicket[]): WorkerRecord {
   const { incarnation, host, pid, started_at: startedAt } = row;
