@@ -137,6 +137,8 @@ export interface CoordinationStore {
    * the caller fails their tasks and finishes them as a reaper does a dead worker's. In every case
    * the row then holds the new lease (`leaseUntil`, last heartbeat now) and `description`. Called
    * again with the same incarnation it only renews (and returns `undefined`), as does a first start.
+   * With no row of `workerId` (a reaper claimed it) but turns still queued under it, those are a
+   * previous start's too: it returns them with `lastHeartbeat` 0.
    *
    * Present when `supports.cluster`.
    */
@@ -149,8 +151,10 @@ export interface CoordinationStore {
 
   /**
    * Every worker holding a lease row (expired ones included until a reaper claims them), ordered
-   * by worker id, each with its description and its queued turns. For monitoring. Present when
-   * `supports.cluster`.
+   * by worker id, each with its description and its queued turns; and each worker id that owns
+   * queued turns but has no row (claimed by a reaper that failed to finish them), with
+   * `leaseUntil` and `lastHeartbeat` 0 and no description, so operators can still release them.
+   * For monitoring and operator actions. Present when `supports.cluster`.
    */
   listWorkers?(ctx?: StoreCallContext): Promise<WorkerRecord[]>;
 

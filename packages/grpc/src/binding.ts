@@ -243,7 +243,7 @@ export class GrpcBinding {
     try {
       for (let next = await frames.next(); next.done !== true; next = await frames.next()) {
         if (call.cancelled || ctx.signal.aborted) break;
-        if (!call.write(protoJson1_0.encodeStreamItem(next.value.result) as Json)) await drained(call);
+        if (!call.write(protoJson1_0.encodeStreamItem(next.value.result) as Json)) await drained(call, ctx.signal);
       }
       if (call.cancelled) return;
       if (ctx.signal.aborted && this.#closing) {
@@ -290,7 +290,16 @@ export class GrpcBinding {
     }
     const cut = this.#open.size;
     for (const ctx of this.#open) ctx.abort();
-    await this.#empty();
+    // An aborted stream ends at once, bar one stuck in a store call or its frames' return: bound
+    // the wait, so the server's shutdown (which cuts what is left) always follows.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.#empty(),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ABORTED_STREAMS_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
     return cut;
   }
 
@@ -299,17 +308,27 @@ export class GrpcBinding {
   }
 }
 
-/** Waits for the call's write buffer to drain, or for the call to end (a cancelled call never drains). */
-function drained(call: ServerWritableStream<DecodedRequest, Json>): Promise<void> {
+/** How long drain() waits for the streams it aborted to end before the server is shut down anyway. */
+const ABORTED_STREAMS_WAIT_MS = 1000;
+
+/**
+ * Waits for the call's write buffer to drain, for the call to end (a cancelled call never drains),
+ * or for the stream to be aborted: a client that stopped reading never drains, and the server's
+ * close aborts its stream rather than wait for it.
+ */
+function drained(call: ServerWritableStream<DecodedRequest, Json>, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
       call.off('drain', done);
       call.off('cancelled', done);
       call.off('close', done);
+      signal.removeEventListener('abort', done);
       resolve();
     };
+    if (signal.aborted) return resolve();
     call.on('drain', done);
     call.on('cancelled', done);
     call.on('close', done);
+    signal.addEventListener('abort', done);
   });
 }

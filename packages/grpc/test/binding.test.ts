@@ -5,6 +5,7 @@
  */
 
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentExecutor, TurnContext } from '@fastify-a2a/core';
@@ -14,6 +15,7 @@ import { status } from '@grpc/grpc-js';
 import { apiKeys, bearerTokens } from 'fastify-a2a';
 import { afterEach, describe, expect, it } from 'vitest';
 import { echoAgent } from '../../../examples/demo/src/agents.js';
+import { a2aServiceDefinition } from '../src/index.js';
 import { nextId, type Served, serve, testCard, waitFor } from './helpers.js';
 import { collect, failureOf, type RawClient, rawClient, statusDetails } from './raw-client.js';
 
@@ -281,6 +283,51 @@ describe('gRPC binding: streams', () => {
     const { items, error } = await done;
     expect(error).toBeUndefined();
     expect(items.at(-1)).toMatchObject({ statusUpdate: { status: { state: 'TASK_STATE_COMPLETED' } } });
+  });
+});
+
+describe('gRPC binding: closing behind a client that stopped reading', () => {
+  it('app.close() ends within a bound although a stream waits on a full write buffer', async () => {
+    // A turn that writes far more than HTTP/2's flow-control window (64 KiB) to a client that
+    // reads nothing, then waits: the server's writes stay buffered and never drain.
+    const chunk = 'x'.repeat(32 * 1024);
+    const { served } = await start(
+      {
+        execute: async (turn: TurnContext) => {
+          for (let i = 0; i < 20; i++) await turn.artifact({ parts: [{ kind: 'text', text: chunk }] });
+          await new Promise((resolve) => setTimeout(resolve, 60_000).unref());
+          await turn.complete('late');
+        },
+      },
+      { drainGraceMs: 100 },
+      { drainTimeoutMs: 100 },
+    );
+    const session = connect(`http://${served.grpc.url}`);
+    cleanups.push(() => {
+      session.destroy();
+    });
+    const method = a2aServiceDefinition().SendStreamingMessage;
+    const body = method?.requestSerialize(send('big')) as Buffer;
+    const frame = Buffer.alloc(5 + body.length);
+    frame.writeUInt32BE(body.length, 1);
+    body.copy(frame, 5);
+    const request = session.request({
+      ':method': 'POST',
+      ':path': '/lf.a2a.v1.A2AService/SendStreamingMessage',
+      'content-type': 'application/grpc',
+      te: 'trailers',
+    });
+    request.pause(); // and no 'data' listener: nothing is read
+    request.end(frame);
+    await waitFor(() => served.grpc.openStreams === 1, 5000, 'the stream to open');
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the turn fills the window
+    // The bound: the drain's grace and wait for aborted streams, then the server's 5-s shutdown
+    // that cuts the connection; before the fix the close never resolved.
+    const closed = await Promise.race([
+      served.app.close().then(() => true),
+      new Promise<boolean>((resolve) => setTimeout(() => resolve(false), 15_000).unref()),
+    ]);
+    expect(closed).toBe(true);
   });
 });
 

@@ -451,13 +451,26 @@ export class MemoryStore implements A2AStore, PushStore {
     this.#check(ctx);
     const previous = this.#leases.get(workerId);
     this.#leases.set(workerId, { leaseUntil, lastHeartbeat: this.#clock(), description: { ...description } });
-    if (previous === undefined || previous.description?.incarnation === description.incarnation) return undefined;
-    return { workerId, lastHeartbeat: previous.lastHeartbeat, turns: this.#turnsOf(workerId) };
+    if (previous?.description?.incarnation === description.incarnation) return undefined;
+    // Without a row (a reaper claimed it), turns of this id are still a previous start's: a new
+    // incarnation owns none yet.
+    const turns = this.#turnsOf(workerId);
+    if (previous === undefined && turns.length === 0) return undefined;
+    return { workerId, lastHeartbeat: previous?.lastHeartbeat ?? 0, turns };
   }
 
   async listWorkers(ctx?: StoreCallContext): Promise<WorkerRecord[]> {
     this.#check(ctx);
-    return [...this.#leases]
+    const leases = new Map(this.#leases);
+    // Turns whose worker has no lease row any more (claimed, its reaping failed) are listed under
+    // that id with no lease, so operators can still see and release them.
+    for (const queue of this.#queues.values()) {
+      for (const ticket of queue) {
+        if (!leases.has(ticket.workerId))
+          leases.set(ticket.workerId, { leaseUntil: 0, lastHeartbeat: 0, description: null });
+      }
+    }
+    return [...leases]
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
       .map(([workerId, lease]) => ({
         workerId,

@@ -662,7 +662,8 @@ function statements(schema: string) {
     removeWorker: `DELETE FROM ${s}.workers WHERE namespace = $1 AND worker_id = $2`,
     // joinWorker in one statement: "previous" reads the row as it was before the upsert
     // (every part of a statement sees the same snapshot), so a predecessor is returned exactly by
-    // the start that replaced it. Its turns: all of the worker id's (the new start has none yet).
+    // the start that replaced it. Its turns: all of the worker id's (the new start has none yet),
+    // also when the row is gone (a reaper claimed it): then there is a predecessor only if it left turns.
     // $1 namespace, $2 worker id, $3 lease until, $4 now, $5 incarnation, $6 host, $7 pid, $8 started.
     joinWorker: `
       WITH previous AS (
@@ -676,15 +677,26 @@ function statements(schema: string) {
         RETURNING 1
       )
       SELECT p.last_heartbeat, t.context_id, t.position, t.task_id, t.turn_id, t.worker_id
-      FROM previous p LEFT JOIN ${s}.turns t ON t.namespace = $1 AND t.worker_id = $2
+      FROM (SELECT 1) one LEFT JOIN previous p ON true
+        LEFT JOIN ${s}.turns t ON t.namespace = $1 AND t.worker_id = $2
       WHERE p.incarnation IS DISTINCT FROM $5 AND (SELECT count(*) FROM upsert) = 1
+        AND (p.last_heartbeat IS NOT NULL OR t.context_id IS NOT NULL)
       ORDER BY t.position`,
-    // listWorkers: every lease with its turns, one row per turn (or one with null turn columns).
+    // listWorkers: every lease with its turns, one row per turn (or one with null turn columns),
+    // and, with no lease (0, no description), each worker id owning turns but no row any more (a
+    // reaper claimed it and failed to reap them): operators must still see and release them.
     listWorkers: `
       SELECT w.worker_id, w.lease_until, w.last_heartbeat, w.incarnation, w.host, w.pid, w.started_at,
         t.context_id, t.position, t.task_id, t.turn_id
-      FROM ${s}.workers w LEFT JOIN ${s}.turns t ON t.namespace = w.namespace AND t.worker_id = w.worker_id
-      WHERE w.namespace = $1
+      FROM (
+        SELECT worker_id, lease_until, last_heartbeat, incarnation, host, pid, started_at
+        FROM ${s}.workers WHERE namespace = $1
+        UNION ALL
+        SELECT DISTINCT o.worker_id, 0::bigint, 0::bigint, NULL::text, NULL::text, NULL::integer, NULL::bigint
+        FROM ${s}.turns o
+        WHERE o.namespace = $1
+          AND NOT EXISTS (SELECT 1 FROM ${s}.workers x WHERE x.namespace = $1 AND x.worker_id = o.worker_id)
+      ) w LEFT JOIN ${s}.turns t ON t.namespace = $1 AND t.worker_id = w.worker_id
       ORDER BY w.worker_id COLLATE "C", t.position`,
     // enqueueTurn in one statement. The position is the identity's nextval, computed for the row
     // the CTE produces, so after the context's advisory lock is ours; the lock is held until
@@ -1305,7 +1317,9 @@ export class PostgresStore implements A2AStore, PushStore {
 
   async listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
     const limit = Math.max(0, Math.trunc(query.limit));
-    const values = [this.namespace, query.before, NO_STATUS_TIMESTAMP, limit];
+    // The column holds whole milliseconds, which Postgres refuses to compare to a fraction: an
+    // integer timestamp is before x exactly when it is before ⌈x⌉.
+    const values = [this.namespace, Math.ceil(query.before), NO_STATUS_TIMESTAMP, limit];
     const { rows } = await this.#query<TaskRow>(this.#sql.interrupted, values, ctx);
     return rows.map(toRecord);
   }
@@ -1457,7 +1471,7 @@ export class PostgresStore implements A2AStore, PushStore {
       Omit<TurnRow, 'context_id' | 'worker_id'> & {
         context_id: string | null;
         worker_id: string | null;
-        last_heartbeat: string | number;
+        last_heartbeat: string | number | null;
       }
     >(
       this.#sql.joinWorker,
@@ -1470,7 +1484,7 @@ export class PostgresStore implements A2AStore, PushStore {
     for (const row of rows) {
       if (row.context_id !== null) turns.push(toTicket({ ...row, context_id: row.context_id, worker_id: workerId }));
     }
-    return { workerId, lastHeartbeat: Number(first.last_heartbeat), turns };
+    return { workerId, lastHeartbeat: Number(first.last_heartbeat ?? 0), turns };
   }
 
   async listWorkers(ctx?: StoreCallContext): Promise<WorkerRecord[]> {

@@ -282,8 +282,6 @@ export const migrations: readonly Migration[] = [
       ALTER TABLE a2a_workers ADD COLUMN host TEXT;
       ALTER TABLE a2a_workers ADD COLUMN pid INTEGER;
       ALTER TABLE a2a_workers ADD COLUMN started_at INTEGER;
-      -- subscribeAll's poll: the tasks another process committed to since the last tick.
-      CREATE INDEX a2a_tasks_by_updated_at ON a2a_tasks (namespace, updated_at);
     `,
   },
 ];

@@ -480,7 +480,7 @@ function prepare(db: Database.Database) {
     ),
     // subscribeAll's poll: tasks updated at or after a time.
     tasksUpdatedSince: db.prepare<[string, number], { task_id: string; version: number; updated_at: number }>(
-      'SELECT task_id, version, updated_at FROM a2a_tasks WHERE namespace = ? AND updated_at >= ?',
+      TASKS_UPDATED_SINCE_SQL,
     ),
     // position is AUTOINCREMENT: the next value of the one counter, never reused (see migration 2).
     insertTurn: db
@@ -707,12 +707,12 @@ function prepare(db: Database.Database) {
       const previous = statements.worker.get(namespace, workerId);
       const { incarnation, host, pid, startedAt } = description;
       statements.joinWorker.run(namespace, workerId, leaseUntil, now, incarnation, host, pid, startedAt);
-      if (previous === undefined || previous.incarnation === incarnation) return undefined;
-      return {
-        workerId,
-        lastHeartbeat: previous.last_heartbeat,
-        turns: statements.workerTurns.all(namespace, workerId).map(toTicket),
-      };
+      if (previous !== undefined && previous.incarnation === incarnation) return undefined;
+      // Without a row (a reaper claimed it), turns of this id are still a previous start's: a new
+      // incarnation owns none yet.
+      const turns = statements.workerTurns.all(namespace, workerId).map(toTicket);
+      if (previous === undefined && turns.length === 0) return undefined;
+      return { workerId, lastHeartbeat: previous?.last_heartbeat ?? 0, turns };
     },
   );
 
@@ -724,7 +724,16 @@ function prepare(db: Database.Database) {
       if (list === undefined) turns.set(row.worker_id, [toTicket(row)]);
       else list.push(toTicket(row));
     }
-    return statements.workers.all(namespace).map((row) => toWorkerRecord(row, turns.get(row.worker_id) ?? []));
+    const workers = statements.workers.all(namespace).map((row) => toWorkerRecord(row, turns.get(row.worker_id) ?? []));
+    // Turns whose worker has no lease row any more (claimed, its reaping failed) are listed under
+    // that id with no lease, so operators can still see and release them.
+    const leased = new Set(workers.map((worker) => worker.workerId));
+    for (const [workerId, list] of turns) {
+      if (!leased.has(workerId)) {
+        workers.push({ workerId, leaseUntil: 0, lastHeartbeat: 0, description: null, turns: list });
+      }
+    }
+    return workers.sort((a, b) => (a.workerId < b.workerId ? -1 : a.workerId > b.workerId ? 1 : 0));
   });
 
   const purge = db.transaction((namespace: string, cutoff: number): PurgeResult => {
@@ -775,6 +784,27 @@ function prepare(db: Database.Database) {
     listTasks: listStatements(db, columns),
   };
 }
+
+/** Every task state (a missing or unknown key fails to compile). */
+const ALL_TASK_STATES = Object.keys({
+  submitted: true,
+  working: true,
+  'input-required': true,
+  completed: true,
+  canceled: true,
+  failed: true,
+  rejected: true,
+  'auth-required': true,
+  unknown: true,
+} satisfies Record<TaskState, true>);
+
+/**
+ * subscribeAll's poll: the tasks committed to since a time. Every state is named so that the poll
+ * seeks in a2a_tasks_by_state (namespace, state, updated_at), once per state: an index of its own
+ * on updated_at would cost every commit of every deployment a B-tree update for the monitor alone.
+ */
+export const TASKS_UPDATED_SINCE_SQL = `SELECT task_id, version, updated_at FROM a2a_tasks
+  WHERE namespace = ? AND state IN (${ALL_TASK_STATES.map((state) => `'${state}'`).join(', ')}) AND updated_at >= ?`;
 
 function toWorkerRecord(row: WorkerDescriptionRow, turns: TurnTicket[]): WorkerRecord {
   const { incarnation, host, pid, started_at: startedAt } = row;

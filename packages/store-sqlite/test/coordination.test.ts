@@ -17,6 +17,7 @@ import {
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MIGRATIONS_TABLE, migrate, migrations, SqliteStore, type SqliteStoreOptions } from '../src/index.js';
+import { TASKS_UPDATED_SINCE_SQL } from '../src/sqlite-store.js';
 import { makeTask, manualClock, tempDir } from './helpers.js';
 
 let dir: string;
@@ -75,6 +76,23 @@ function queryPlan(sql: string, ...params: unknown[]): string {
     db.close();
   }
 }
+
+describe('subscribeAll poll (migration 7)', () => {
+  it('seeks in the (namespace, state, updated_at) index; no index of its own on updated_at', async () => {
+    await openStore();
+    const db = new Database(filename, { readonly: true });
+    const indexes = db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'a2a_tasks'")
+      .pluck()
+      .all();
+    db.close();
+    expect(indexes).not.toContain('a2a_tasks_by_updated_at');
+    const plan = queryPlan(TASKS_UPDATED_SINCE_SQL, 'default', 0);
+    expect(plan).toMatch(
+      /SEARCH a2a_tasks USING INDEX a2a_tasks_by_state \(namespace=\? AND state=\? AND updated_at>\?\)/,
+    );
+  });
+});
 
 describe('schema (migration 2)', () => {
   it('creates the turn, worker and message tables; the hot queries use their indexes', async () => {

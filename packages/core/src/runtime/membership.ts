@@ -57,7 +57,7 @@ export class Membership {
   /** Leaving: keep the lease, reap no one, start nothing new. */
   #leaving = false;
   /** Turns of this worker whose slot it could not release before its lease ran out (see abandon). */
-  readonly #abandoned = new Map<string, TurnTicket>();
+  readonly #abandoned = new Map<string, { slot: TurnTicket; reason: string | undefined }>();
 
   constructor(options: MembershipOptions) {
     this.#store = options.store;
@@ -91,11 +91,13 @@ export class Membership {
       // A worker restarted under the same workerId (set by the user) within the lease TTL finds
       // its predecessor's lease: it fails the turns that start left, as a reaper would (issue 23).
       const predecessor = await this.#store.joinWorker(this.#workerId, leaseUntil, this.description);
+      // Renew from now on: failing many turns on a slow store can take longer than the lease.
+      this.#lease.start();
       if (predecessor !== undefined) await this.#reapPredecessor(predecessor);
     } else {
       await this.#store.heartbeat(this.#workerId, leaseUntil);
+      this.#lease.start();
     }
-    this.#lease.start();
     await this.#lease.run();
     if (!this.#leaving) this.jobs.start();
   }
@@ -137,8 +139,8 @@ export class Membership {
    * did (a single worker, or every worker lost the store), this worker reaps the turn itself once
    * its lease is renewed, the way it reaps a dead worker's: the task fails and the slot is released.
    */
-  abandon(slot: TurnTicket): void {
-    this.#abandoned.set(`${slot.contextId}\u0000${slot.position}`, slot);
+  abandon(slot: TurnTicket, reason?: string): void {
+    this.#abandoned.set(`${slot.contextId}\u0000${slot.position}`, { slot, reason });
   }
 
   async #renewAndReap(): Promise<void> {
@@ -186,11 +188,20 @@ export class Membership {
 
   async #reapPredecessor(predecessor: ExpiredWorker): Promise<void> {
     const since = new Date(predecessor.lastHeartbeat).toISOString();
+    const reason = `Worker lost: worker "${predecessor.workerId}" restarted (last heartbeat of the previous process ${since}) before the turn finished.`;
     for (const slot of predecessor.turns) {
-      await this.#failAbandonedTurn(
-        slot,
-        `Worker lost: worker "${predecessor.workerId}" restarted (last heartbeat of the previous process ${since}) before the turn finished.`,
-      );
+      try {
+        await this.#failAbandonedTurn(slot, reason);
+      } catch (error) {
+        // The store already holds the new incarnation, so no later joinWorker returns this turn, and
+        // a rejected join would fail start() for good: the turn is this worker id's, so reap it like
+        // an abandoned one of its own, retried at each renewal while its ticket is still queued.
+        this.#log.warn(
+          { err: error, taskId: slot.taskId },
+          "a2a: could not fail a turn of this worker id's previous process; retrying",
+        );
+        this.abandon(slot, reason);
+      }
     }
     if (predecessor.turns.length > 0) {
       this.#log.warn(
@@ -224,11 +235,12 @@ export class Membership {
     const queued = new Set(
       (await this.#store.listWorkerTurns(this.#workerId)).map((slot) => `${slot.contextId}\u0000${slot.position}`),
     );
-    for (const [key, slot] of this.#abandoned) {
+    for (const [key, { slot, reason }] of this.#abandoned) {
       if (queued.has(key)) {
         await this.#failAbandonedTurn(
           slot,
-          `Worker lost: worker "${this.#workerId}" could not reach the store to finish the turn before its lease ran out.`,
+          reason ??
+            `Worker lost: worker "${this.#workerId}" could not reach the store to finish the turn before its lease ran out.`,
         );
       }
       this.#abandoned.delete(key);

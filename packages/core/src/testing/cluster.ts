@@ -81,6 +81,26 @@ export function cluster(options: ConformanceOptions): void {
     );
 
     test(
+      'joinWorker returns the turns of its id whose row a reaper already removed; none without turns',
+      async ({ expect, store, clock }) => {
+        const t0 = clock.now;
+        await join(store, 'worker-gone', t0 + 100, description('old', t0));
+        const turn = await store.enqueueTurn(turnRequest({ workerId: 'worker-gone' }));
+        clock.set(t0 + 1000);
+        await store.claimExpiredWorkers(t0 + 1000);
+        expect(await join(store, 'worker-gone', t0 + 5000, description('new', t0 + 1000))).toEqual({
+          workerId: 'worker-gone',
+          lastHeartbeat: 0,
+          turns: [turn],
+        });
+        await store.removeWorker('worker-gone');
+        await store.finishTurn(turn);
+        expect(await join(store, 'worker-gone', t0 + 5000, description('newer', t0 + 1000))).toBeUndefined();
+      },
+      'cluster',
+    );
+
+    test(
       'listWorkers lists every lease by worker id with its turns in queue order; heartbeat keeps the description',
       async ({ expect, store, clock }) => {
         const t0 = clock.now;
@@ -97,11 +117,21 @@ export function cluster(options: ConformanceOptions): void {
           { workerId: 'worker-a', leaseUntil: t0 + 1000, lastHeartbeat: t0, description: null, turns: [a1] },
           { workerId: 'worker-b', leaseUntil: t0 + 1700, lastHeartbeat: t0 + 700, description: b, turns: [b1, b2] },
         ]);
-        // A claimed worker is no longer listed.
+        // A claimed worker's lease is gone; the turns it left, until released, are listed under its
+        // id with no lease (an operator must still find them if the reaper failed to).
         clock.set(t0 + 1500);
         await store.claimExpiredWorkers(t0 + 1500);
+        expect(await store.listWorkers?.()).toEqual([
+          { workerId: 'worker-a', leaseUntil: 0, lastHeartbeat: 0, description: null, turns: [a1] },
+          { workerId: 'worker-b', leaseUntil: t0 + 1700, lastHeartbeat: t0 + 700, description: b, turns: [b1, b2] },
+        ]);
+        await store.finishTurn(a1);
         expect((await store.listWorkers?.())?.map((w) => w.workerId)).toEqual(['worker-b']);
         await store.removeWorker('worker-b');
+        expect(await store.listWorkers?.()).toEqual([
+          { workerId: 'worker-b', leaseUntil: 0, lastHeartbeat: 0, description: null, turns: [b1, b2] },
+        ]);
+        for (const turn of [b1, b2]) await store.finishTurn(turn);
         expect(await store.listWorkers?.()).toEqual([]);
       },
       'cluster',

@@ -107,6 +107,7 @@ describe('interruptedExpiry', () => {
       expectedVersion: record?.version as number,
       task: applyEvents(record?.task, [followUp]),
       events: [followUp],
+      enqueueTurn: { turnId: followUp.messageId, workerId: 'another-worker' },
     });
     clock.advance(TTL_MS - 10);
     // Answered, and paused again: the TTL counts from the new pause.
@@ -115,6 +116,27 @@ describe('interruptedExpiry', () => {
     expect(await runtime.expireInterruptedTasks()).toBe(0);
     expect((await runtime.getTask({ id: waiting.id })).status.state).toBe('input-required');
     expect((await runtime.getTask({ id: repaused.id })).status.state).toBe('input-required');
+  });
+
+  it('expires a task whose follow-up lost its ticket (its turn never runs), rather than keep it for good', async () => {
+    const { clock, store, worker } = setUp();
+    const runtime = worker();
+    const waiting = asTask(await runtime.sendMessage({ message: userMessage('ask') }));
+    // The follow-up's ticket, taken in its commit, is then released without the turn running
+    // (an operator's releaseSlot, say).
+    const record = await store.getTask(waiting.id);
+    const followUp: Message = userMessage('red', { taskId: waiting.id, contextId: waiting.contextId });
+    const { turn } = await store.commit({
+      taskId: waiting.id,
+      expectedVersion: record?.version as number,
+      task: applyEvents(record?.task, [followUp]),
+      events: [followUp],
+      enqueueTurn: { turnId: followUp.messageId, workerId: 'another-worker' },
+    });
+    if (turn !== undefined) await store.finishTurn(turn);
+    clock.advance(TTL_MS + 1);
+    expect(await runtime.expireInterruptedTasks()).toBe(1);
+    expect((await runtime.getTask({ id: waiting.id })).status.state).toBe('failed');
   });
 
   it('refuses a store that cannot list interrupted tasks', () => {

@@ -210,6 +210,27 @@ describe('membership', () => {
     await membership.leave(async () => {});
   });
 
+  it("a failure failing a restarted predecessor's turn does not fail join; the turn is failed at a later renewal", async () => {
+    const store = new MemoryStore();
+    await store.joinWorker('w', 1_000_000 + TTL, { incarnation: 'before', host: 'h', pid: 1, startedAt: 0 });
+    await runningTurn(store, 'w', 'left');
+    const getTask = store.getTask.bind(store);
+    let failures = 1;
+    store.getTask = (taskId, ...rest) =>
+      taskId === 'left' && failures-- > 0
+        ? Promise.reject(new Error('store unreachable (injected)'))
+        : getTask(taskId, ...rest);
+    const { clock, membership } = setup(store);
+    await membership.join();
+    clock.now += TTL / 4;
+    await membership.renewAndReap();
+    const failed = await store.getTask('left');
+    expect(failed?.task.status.state).toBe('failed');
+    expect(textParts(failed?.task.status.message?.parts)).toMatch(/^Worker lost: worker "w" restarted/);
+    expect(await store.listWorkerTurns('w')).toEqual([]);
+    await membership.leave(async () => {});
+  });
+
   it('renews one at a time: a call while a renewal is in progress returns at once', async () => {
     const { store, membership } = setup();
     await membership.join();

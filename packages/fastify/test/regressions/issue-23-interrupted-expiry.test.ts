@@ -33,14 +33,14 @@ function asTask(value: Task | Message): Task {
 }
 
 /** `ask` pauses in input-required; a reply completes. */
-async function serve(store: string): Promise<{ app: FastifyInstance; base: string }> {
+async function serve(store: string, ttlMs = TTL_MS): Promise<{ app: FastifyInstance; base: string }> {
   const app = Fastify({ logger: false });
   await app.register(a2aPlugin, {
     agentCard: testCard,
     store,
     retention: false,
     drainTimeoutMs: 100,
-    interruptedExpiry: { ttlMs: TTL_MS, sweepIntervalMs: 50 },
+    interruptedExpiry: { ttlMs, sweepIntervalMs: 50 },
     executor: async (turn) => {
       if (turn.text === 'ask') await turn.requireInput('Which one?');
       else await turn.complete('done');
@@ -92,6 +92,22 @@ describe.each(stores)('interruptedExpiry on $name', (store) => {
       expect(ok(await client.getTask({ id: answered.id })).status.state).toBe('completed');
     },
   );
+
+  it('a fractional ttlMs expires too (Postgres compared a fractional cutoff to a bigint column)', async () => {
+    const client = protocolClient('JSONRPC', (await serve(store.fresh(), 300.5)).base, '1.0');
+    const asked = asTask(
+      ok(await client.sendMessage({ message: userMessage('ask'), configuration: { blocking: true } })),
+    );
+    const expired = await waitFor(
+      async () => {
+        const task = ok(await client.getTask({ id: asked.id }));
+        return task.status.state === 'failed' ? task : undefined;
+      },
+      5000,
+      'the task to expire',
+    );
+    expect(textParts(expired.status.message?.parts)).toMatch(/more than 300.5 ms/);
+  });
 
   if (store.persistent) {
     it('two workers on one store expire the task once', async () => {

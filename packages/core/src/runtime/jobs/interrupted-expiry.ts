@@ -9,7 +9,8 @@
  * Across workers: each expiry is one version-checked commit of the version the sweep read, so of
  * two workers sweeping at once one writes and the other's commit is refused and skipped, and a
  * task answered (or canceled) since the read is left alone. A follow-up message already recorded
- * for the task, whose turn has not started yet, also spares it: the answer came in time.
+ * for the task, whose turn has not started yet (its ticket still queued), also spares it: the
+ * answer came in time.
  */
 
 import { A2AError } from '../../errors.js';
@@ -51,10 +52,20 @@ export class InterruptedExpiry {
   /** Expires the interrupted tasks that have waited longer than the TTL; resolves with how many it ended. */
   async sweep(): Promise<number> {
     const listInterrupted = this.#store.listInterruptedTasks as NonNullable<A2AStore['listInterruptedTasks']>;
-    const before = this.#clock() - this.#ttlMs;
+    // Whole milliseconds: a fractional ttlMs would otherwise reach a store comparing it to an
+    // integer column (Postgres refuses "1234.5" as a bigint).
+    const before = Math.floor(this.#clock() - this.#ttlMs);
     const due = await listInterrupted.call(this.#store, { before, limit: SWEEP_BATCH });
     let expired = 0;
-    for (const record of due) if (await this.#expire(record, before)) expired++;
+    // Read after the tasks: a ticket queued or finished since then came with a commit of its task,
+    // so that task's expiry is refused as a version conflict.
+    let queued: Promise<Set<string> | undefined> | undefined;
+    const hasQueuedTurn = async (taskId: string): Promise<boolean> => {
+      queued ??= this.#queuedTaskIds();
+      // A store that does not list tickets: assume the follow-up's turn will run.
+      return (await queued)?.has(taskId) ?? true;
+    };
+    for (const record of due) if (await this.#expire(record, before, hasQueuedTurn)) expired++;
     if (expired > 0) this.#log.info({ expired, ttlMs: this.#ttlMs }, 'a2a: expired interrupted tasks');
     return expired;
   }
@@ -68,13 +79,27 @@ export class InterruptedExpiry {
     };
   }
 
-  async #expire(record: TaskRecord, before: number): Promise<boolean> {
+  /** Tasks with a turn ticket queued; `undefined` where the store does not list them. */
+  async #queuedTaskIds(): Promise<Set<string> | undefined> {
+    if (this.#store.supports.cluster !== true || this.#store.listWorkers === undefined) return undefined;
+    const workers = await this.#store.listWorkers();
+    return new Set(workers.flatMap((worker) => worker.turns.map((turn) => turn.taskId)));
+  }
+
+  async #expire(
+    record: TaskRecord,
+    before: number,
+    hasQueuedTurn: (taskId: string) => Promise<boolean>,
+  ): Promise<boolean> {
     const { task, version } = record;
     const { state } = task.status;
     if (!INTERRUPTED_STATES.has(state) || statusTimestampOf(task) >= before) return false;
-    // The last event is a message when a follow-up was recorded after the pause: its turn will run.
+    // The last event is a message when a follow-up was recorded after the pause: its turn will
+    // run, as long as its ticket is queued (it is taken in the follow-up's commit). A follow-up
+    // whose ticket is gone (released by an operator, say) never runs: sparing it would keep the
+    // task for good, and each sweep would read the same oldest tasks again.
     const [last] = await this.#store.readEvents(task.id, version - 1, 1);
-    if (last?.event.kind === 'message') return false;
+    if (last?.event.kind === 'message' && (await hasQueuedTurn(task.id))) return false;
     const reason = `Expired: the task waited in ${state} for more than ${this.#ttlMs} ms without an answer (interruptedExpiry).`;
     const event = this.#events.status(task, 'failed', reason);
     try {
