@@ -82,8 +82,11 @@ export function addShutdownHooks(scope: FastifyInstance, parts: ShutdownParts): 
   // keep-alive connection would then stay open, and the server's close() wait for it for good
   // (Node reaps idle connections once, when close() is called). End the connection once answered.
   // (HTTP/1 only: an HTTP/2 stream's socket is its session's, shared with other requests.)
-  scope.addHook('onResponse', async (request) => {
+  // A callback hook, not an async one: it runs on every request of the scope, and an async hook
+  // costs a promise each time for a check that is false until shutdown.
+  scope.addHook('onResponse', (request, _reply, done) => {
     if (draining !== undefined && request.raw.httpVersionMajor === 1) request.raw.socket?.end();
+    done();
   });
   scope.addHook('onClose', async () => {
     await draining;
