@@ -1,4 +1,3 @@
-export * from './coordination.js';
 export * from './errors.js';
 export * from './executor.js';
 export * from './json.js';
@@ -7,6 +6,6 @@ export * from './multi-map.js';
 export * from './protocol/index.js';
 export * from './push/webhook.js';
 export * from './runtime.js';
-export * from './store.js';
+export * from './store/index.js';
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './task-list.js';
 export * from './telemetry.js';

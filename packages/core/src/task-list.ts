@@ -9,7 +9,7 @@ import { withHistoryLength } from './model/task-state.js';
 import type { ListTasksParams, ListTasksResult, Task, TaskState } from './model/types.js';
 import type { CallContext } from './protocol/context.js';
 import { ownerOf } from './runtime/ownership.js';
-import type { TaskListCursor, TaskListPage, TaskListQuery } from './store.js';
+import type { TaskListCursor, TaskListPage, TaskListQuery } from './store/index.js';
 
 /** A2A 1.0 ListTasksRequest.pageSize: the default, and the bounds of what a client may ask for. */
 export const DEFAULT_PAGE_SIZE = 50;

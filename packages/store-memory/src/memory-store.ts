@@ -47,7 +47,7 @@ import {
   type TaskListQuery,
   type TaskRecord,
   type TurnReadiness,
-  type TurnTicket,
+  type QueueSlot,
   taskNotFound,
   type Unsubscribe,
   VersionConflictError,
@@ -157,7 +157,7 @@ export class MemoryStore implements A2AStore, PushStore {
    */
   readonly #messages = new Map<string | undefined, Map<string, MessageIndexEntry>>();
   /** contextId → its queued tickets, in position order; a context without tickets has no entry. */
-  readonly #queues = new Map<string, TurnTicket[]>();
+  readonly #queues = new Map<string, QueueSlot[]>();
   readonly #leases = new Map<string, Lease>();
   /**
    * One counter for all contexts: positions grow with arrival in every context and are never
@@ -277,10 +277,10 @@ export class MemoryStore implements A2AStore, PushStore {
     if (isTerminalState(task.status.state)) this.#terminal.touch(taskId);
     else if (existing !== undefined) this.#terminal.remove(taskId);
 
-    let turn: TurnTicket | undefined;
+    let turn: QueueSlot | undefined;
     if (request.enqueueTurn !== undefined) {
-      const { turnId, workerId } = request.enqueueTurn;
-      turn = this.#enqueue({ contextId: task.contextId, taskId, turnId, workerId });
+      const { messageId, workerId } = request.enqueueTurn;
+      turn = this.#enqueue({ contextId: task.contextId, taskId, messageId, workerId });
     }
     if (request.finishTurn !== undefined) this.#removeTicket(request.finishTurn);
 
@@ -481,13 +481,13 @@ export class MemoryStore implements A2AStore, PushStore {
       }));
   }
 
-  async enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<TurnTicket> {
+  async enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<QueueSlot> {
     this.#check(ctx);
-    const { contextId, taskId, turnId, workerId } = request;
-    return this.#enqueue({ contextId, taskId, turnId, workerId });
+    const { contextId, taskId, messageId, workerId } = request;
+    return this.#enqueue({ contextId, taskId, messageId, workerId });
   }
 
-  async turnReadiness(ticket: TurnTicket, ctx?: StoreCallContext): Promise<TurnReadiness> {
+  async turnReadiness(ticket: QueueSlot, ctx?: StoreCallContext): Promise<TurnReadiness> {
     this.#check(ctx);
     const queue = this.#queues.get(ticket.contextId) ?? [];
     const ahead = queue.findLast((queued) => queued.position < ticket.position);
@@ -495,7 +495,7 @@ export class MemoryStore implements A2AStore, PushStore {
   }
 
   /** Also wakes local subscribers of the ticket's task with seq 0, so turns waiting behind it re-check. */
-  async finishTurn(ticket: TurnTicket, ctx?: StoreCallContext): Promise<void> {
+  async finishTurn(ticket: QueueSlot, ctx?: StoreCallContext): Promise<void> {
     this.#check(ctx);
     if (this.#removeTicket(ticket)) this.#notify(ticket.taskId, 0);
   }
@@ -516,7 +516,7 @@ export class MemoryStore implements A2AStore, PushStore {
     this.#leases.delete(workerId);
   }
 
-  async listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<TurnTicket[]> {
+  async listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<QueueSlot[]> {
     this.#check(ctx);
     return this.#turnsOf(workerId);
   }
@@ -683,9 +683,9 @@ export class MemoryStore implements A2AStore, PushStore {
   }
 
   /** Appends a ticket with the next position; returns a copy of it. */
-  #enqueue(request: EnqueueTurnRequest): TurnTicket {
-    const { contextId, taskId, turnId, workerId } = request;
-    const ticket: TurnTicket = { contextId, position: ++this.#lastPosition, taskId, turnId, workerId };
+  #enqueue(request: EnqueueTurnRequest): QueueSlot {
+    const { contextId, taskId, messageId, workerId } = request;
+    const ticket: QueueSlot = { contextId, position: ++this.#lastPosition, taskId, messageId, workerId };
     const queue = this.#queues.get(contextId);
     if (queue === undefined) this.#queues.set(contextId, [ticket]);
     else queue.push(ticket); // the highest position so far: the queue stays sorted
@@ -693,12 +693,12 @@ export class MemoryStore implements A2AStore, PushStore {
   }
 
   /** Removes the queued ticket at the ticket's position, if it is of the same turn; whether it did. */
-  #removeTicket(ticket: TurnTicket): boolean {
+  #removeTicket(ticket: QueueSlot): boolean {
     const queue = this.#queues.get(ticket.contextId);
     const index =
       queue?.findIndex(
         (queued) =>
-          queued.position === ticket.position && queued.taskId === ticket.taskId && queued.turnId === ticket.turnId,
+          queued.position === ticket.position && queued.taskId === ticket.taskId && queued.messageId === ticket.messageId,
       ) ?? -1;
     if (queue === undefined || index === -1) return false;
     queue.splice(index, 1);
@@ -707,8 +707,8 @@ export class MemoryStore implements A2AStore, PushStore {
   }
 
   /** Copies of the worker's queued tickets in arrival (= position) order, across contexts. */
-  #turnsOf(workerId: string): TurnTicket[] {
-    const turns: TurnTicket[] = [];
+  #turnsOf(workerId: string): QueueSlot[] {
+    const turns: QueueSlot[] = [];
     for (const queue of this.#queues.values()) {
       for (const ticket of queue) if (ticket.workerId === workerId) turns.push({ ...ticket });
     }

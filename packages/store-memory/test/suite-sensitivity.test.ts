@@ -36,7 +36,7 @@ import {
   type TaskListQuery,
   type TaskRecord,
   type TurnReadiness,
-  type TurnTicket,
+  type QueueSlot,
   type Unsubscribe,
   type WorkerDescription,
   type WorkerRecord,
@@ -100,13 +100,13 @@ class Delegating implements A2AStore, PushStore {
   heartbeat(workerId: string, leaseUntil: number, ctx?: StoreCallContext): Promise<void> {
     return this.inner.heartbeat(workerId, leaseUntil, ctx);
   }
-  enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<TurnTicket> {
+  enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<QueueSlot> {
     return this.inner.enqueueTurn(request, ctx);
   }
-  turnReadiness(ticket: TurnTicket, ctx?: StoreCallContext): Promise<TurnReadiness> {
+  turnReadiness(ticket: QueueSlot, ctx?: StoreCallContext): Promise<TurnReadiness> {
     return this.inner.turnReadiness(ticket, ctx);
   }
-  finishTurn(ticket: TurnTicket, ctx?: StoreCallContext): Promise<void> {
+  finishTurn(ticket: QueueSlot, ctx?: StoreCallContext): Promise<void> {
     return this.inner.finishTurn(ticket, ctx);
   }
   claimExpiredWorkers(now: number, exceptWorkerId?: string, ctx?: StoreCallContext): Promise<ExpiredWorker[]> {
@@ -129,7 +129,7 @@ class Delegating implements A2AStore, PushStore {
   subscribeAll(listener: (taskId: string, seq: number) => void): Unsubscribe {
     return this.inner.subscribeAll(listener);
   }
-  listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<TurnTicket[]> {
+  listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<QueueSlot[]> {
     return this.inner.listWorkerTurns(workerId, ctx);
   }
   findMessage(messageId: string, ctx?: StoreCallContext, owner?: string): Promise<MessageIndexEntry | undefined> {
@@ -488,7 +488,7 @@ const bugs: Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string
     caughtBy: 'turnQueue: finishTurn of a missing ticket changes nothing',
     store: (clock) =>
       new (class extends Delegating {
-        override async finishTurn(ticket: TurnTicket): Promise<void> {
+        override async finishTurn(ticket: QueueSlot): Promise<void> {
           let head = ticket;
           for (;;) {
             const readiness = await super.turnReadiness(head);
@@ -594,11 +594,11 @@ const bugs: Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string
       new (class extends Delegating {
         override async commit(request: CommitRequest): Promise<CommitResult> {
           if (request.enqueueTurn === undefined) return super.commit(request);
-          const { turnId, workerId } = request.enqueueTurn;
+          const { messageId, workerId } = request.enqueueTurn;
           const turn = await super.enqueueTurn({
             contextId: request.task.contextId,
             taskId: request.taskId,
-            turnId,
+            messageId,
             workerId,
           });
           const { enqueueTurn: _, ...rest } = request;

@@ -52,7 +52,7 @@ import {
   type TaskRecord,
   TERMINAL_STATES,
   type TurnReadiness,
-  type TurnTicket,
+  type QueueSlot,
   taskNotFound,
   type Unsubscribe,
   VersionConflictError,
@@ -274,7 +274,7 @@ const toEvent = (row: EventRow): StoredEvent => ({
   createdAt: Number(row.created_at),
 });
 
-function toWorkerRecord(row: WorkerDescriptionRow, turns: TurnTicket[]): WorkerRecord {
+function toWorkerRecord(row: WorkerDescriptionRow, turns: QueueSlot[]): WorkerRecord {
   const { incarnation, host, pid, started_at: startedAt } = row;
   return {
     workerId: row.worker_id,
@@ -288,11 +288,11 @@ function toWorkerRecord(row: WorkerDescriptionRow, turns: TurnTicket[]): WorkerR
   };
 }
 
-const toTicket = (row: TurnRow): TurnTicket => ({
+const toTicket = (row: TurnRow): QueueSlot => ({
   contextId: row.context_id,
   position: Number(row.position),
   taskId: row.task_id,
-  turnId: row.turn_id,
+  messageId: row.turn_id,
   workerId: row.worker_id,
 });
 
@@ -436,25 +436,25 @@ function commitStatements(s: string): (shape: CommitShape) => string {
     ];
     let result = 'NULL::bigint';
     if (enqueue) {
-      const [turnId, workerId, lockKey] = [next++, next++, next++];
+      const [messageId, workerId, lockKey] = [next++, next++, next++];
       // As in the standalone `enqueue`: the position is drawn once the context's advisory lock is
       // ours (held until commit), so positions follow commit order.
       ctes.push(
         `locked AS (SELECT pg_advisory_xact_lock($${lockKey}::bigint) FROM written)`,
         `enqueued AS (
           INSERT INTO ${s}.turns (namespace, context_id, task_id, turn_id, worker_id, enqueued_at)
-          SELECT $1::text, $3::text, $2::text, $${turnId}::text, $${workerId}::text, $7::bigint FROM locked
+          SELECT $1::text, $3::text, $2::text, $${messageId}::text, $${workerId}::text, $7::bigint FROM locked
           RETURNING position)`,
       );
       result = '(SELECT position FROM enqueued)';
     }
     if (finish) {
-      const [position, turnId] = [next++, next++];
+      const [position, messageId] = [next++, next++];
       ctes.push(
         `finished AS (
           DELETE FROM ${s}.turns
           WHERE namespace = $1 AND context_id = $3 AND position = $${position}::bigint AND task_id = $2
-            AND turn_id = $${turnId}::text AND EXISTS (SELECT 1 FROM written))`,
+            AND turn_id = $${messageId}::text AND EXISTS (SELECT 1 FROM written))`,
       );
     }
     return `WITH ${ctes.join(',\n')}\nSELECT ${result} AS position FROM written`;
@@ -1056,10 +1056,10 @@ export class PostgresStore implements A2AStore, PushStore {
     const keys = [`t:${taskId}`];
     if (enqueueTurn !== undefined) {
       const lockKey = turnLockKey(this.schema, this.namespace, task.contextId);
-      values.push(enqueueTurn.turnId, enqueueTurn.workerId, lockKey);
+      values.push(enqueueTurn.messageId, enqueueTurn.workerId, lockKey);
       keys.push(`c:${lockKey}`);
     }
-    if (finishTurn !== undefined) values.push(finishTurn.position, finishTurn.turnId);
+    if (finishTurn !== undefined) values.push(finishTurn.position, finishTurn.messageId);
     const text = this.#sql.commit({
       create: expectedVersion === 0,
       enqueue: enqueueTurn !== undefined,
@@ -1111,8 +1111,8 @@ export class PostgresStore implements A2AStore, PushStore {
     if (request.unknownElsewhere !== true) this.#notifyOthers(taskId, version);
     if (enqueueTurn === undefined) return { version };
     const position = Number(rows[0]?.position);
-    const { turnId, workerId } = enqueueTurn;
-    return { version, turn: { contextId: task.contextId, position, taskId, turnId, workerId } };
+    const { messageId, workerId } = enqueueTurn;
+    return { version, turn: { contextId: task.contextId, position, taskId, messageId, workerId } };
   }
 
   /**
@@ -1397,25 +1397,25 @@ export class PostgresStore implements A2AStore, PushStore {
   }
 
   /** One round trip; see `enqueue` in `statements` for why positions follow commit order. */
-  async enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<TurnTicket> {
-    const { contextId, taskId, turnId, workerId } = request;
+  async enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<QueueSlot> {
+    const { contextId, taskId, messageId, workerId } = request;
     const { rows } = await this.#query<{ position: string }>(
       this.#sql.enqueue,
       [
         this.namespace,
         contextId,
         taskId,
-        turnId,
+        messageId,
         workerId,
         this.#clock(),
         turnLockKey(this.schema, this.namespace, contextId),
       ],
       ctx,
     );
-    return { contextId, position: Number(rows[0]?.position), taskId, turnId, workerId };
+    return { contextId, position: Number(rows[0]?.position), taskId, messageId, workerId };
   }
 
-  async turnReadiness(ticket: TurnTicket, ctx?: StoreCallContext): Promise<TurnReadiness> {
+  async turnReadiness(ticket: QueueSlot, ctx?: StoreCallContext): Promise<TurnReadiness> {
     const { rows } = await this.#query<TurnRow>(
       this.#sql.ahead,
       [this.namespace, ticket.contextId, ticket.position],
@@ -1424,7 +1424,7 @@ export class PostgresStore implements A2AStore, PushStore {
     return rows[0] === undefined ? { ready: true } : { ready: false, ahead: toTicket(rows[0]) };
   }
 
-  async finishTurn(ticket: TurnTicket, ctx?: StoreCallContext): Promise<void> {
+  async finishTurn(ticket: QueueSlot, ctx?: StoreCallContext): Promise<void> {
     // Sequence 0: "look again", never new events. Waiters behind this turn subscribe to its task;
     // rowCount is 1 only when the ticket was removed and some turn waits behind it.
     const { rowCount } = await this.#query(
@@ -1434,7 +1434,7 @@ export class PostgresStore implements A2AStore, PushStore {
         ticket.contextId,
         ticket.position,
         ticket.taskId,
-        ticket.turnId,
+        ticket.messageId,
         this.#channel,
         `${ticket.taskId}:0`,
       ],
@@ -1480,7 +1480,7 @@ export class PostgresStore implements A2AStore, PushStore {
     );
     const first = rows[0];
     if (first === undefined) return undefined;
-    const turns: TurnTicket[] = [];
+    const turns: QueueSlot[] = [];
     for (const row of rows) {
       if (row.context_id !== null) turns.push(toTicket({ ...row, context_id: row.context_id, worker_id: workerId }));
     }
@@ -1507,7 +1507,7 @@ export class PostgresStore implements A2AStore, PushStore {
     await this.#query(this.#sql.removeWorker, [this.namespace, workerId], ctx);
   }
 
-  async listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<TurnTicket[]> {
+  async listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<QueueSlot[]> {
     const { rows } = await this.#query<TurnRow>(this.#sql.workerTurns, [this.namespace, workerId], ctx);
     return rows.map(toTicket);
   }

@@ -5,7 +5,7 @@
  * lock, row locks, unique index, NOTIFY) and that each method costs one round trip.
  */
 
-import { A2AError, type Message, type TurnTicket } from '@fastify-a2a/core';
+import { A2AError, type Message, type QueueSlot } from '@fastify-a2a/core';
 import { createTask, indexEntry, taskFixture, userMessage } from '@fastify-a2a/core/testing';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -57,7 +57,7 @@ async function pendingAfter(promise: Promise<unknown>, ms: number): Promise<bool
  * subscribe to its task, read again (a finish between the two reads is then not missed), and wait
  * for a notification. `fallbacks` counts waits that ended by the safety timeout instead.
  */
-async function waitUntilReady(store: PostgresStore, ticket: TurnTicket, stats: { fallbacks: number }): Promise<void> {
+async function waitUntilReady(store: PostgresStore, ticket: QueueSlot, stats: { fallbacks: number }): Promise<void> {
   for (;;) {
     const first = await store.turnReadiness(ticket);
     if (first.ready) return;
@@ -92,7 +92,7 @@ describe('turn queue across instances', () => {
               store.enqueueTurn({
                 contextId: 'ctx-busy',
                 taskId: `task-${w}-${i}`,
-                turnId: `turn-${w}-${i}`,
+                messageId: `turn-${w}-${i}`,
                 workerId: `worker-${w}`,
               }),
             ),
@@ -110,7 +110,7 @@ describe('turn queue across instances', () => {
       expect(readiness).toEqual(
         waiting.map((_, i) => (i === 0 ? { ready: true } : { ready: false, ahead: waiting[i - 1] })),
       );
-      await (stores[(head + 1) % 3] as PostgresStore).finishTurn(queue[head] as TurnTicket);
+      await (stores[(head + 1) % 3] as PostgresStore).finishTurn(queue[head] as QueueSlot);
     }
   });
 
@@ -125,7 +125,7 @@ describe('turn queue across instances', () => {
       const ticket = await store.enqueueTurn({
         contextId: 'ctx',
         taskId: `task-${name}`,
-        turnId: `turn-${name}`,
+        messageId: `turn-${name}`,
         workerId: `worker-${name}`,
       });
       await waitUntilReady(store, ticket, stats);
@@ -155,11 +155,11 @@ describe('turn queue across instances', () => {
       // Someone (another worker's enqueue, in effect) holds the lock of ctx-locked, uncommitted.
       await holder.query('BEGIN');
       await holder.query('SELECT pg_advisory_xact_lock($1::bigint)', [turnLockKey(a.schema, namespace, 'ctx-locked')]);
-      const blocked = a.enqueueTurn({ contextId: 'ctx-locked', taskId: 't1', turnId: 'm1', workerId: 'w1' });
+      const blocked = a.enqueueTurn({ contextId: 'ctx-locked', taskId: 't1', messageId: 'm1', workerId: 'w1' });
       expect(await pendingAfter(blocked, 300)).toBe(true);
 
       // Other contexts are not held up, and draw positions meanwhile.
-      const other = await b.enqueueTurn({ contextId: 'ctx-other', taskId: 't2', turnId: 'm2', workerId: 'w2' });
+      const other = await b.enqueueTurn({ contextId: 'ctx-other', taskId: 't2', messageId: 'm2', workerId: 'w2' });
       await holder.query('COMMIT');
       const late = await blocked;
       expect(late.position).toBeGreaterThan(other.position);
@@ -173,8 +173,8 @@ describe('turn queue across instances', () => {
     const namespace = freshNamespace();
     const finisher = await openStore({ namespace, listen: false });
     const waiter = await openStore({ namespace });
-    const ticket = await finisher.enqueueTurn({ contextId: 'ctx', taskId: 'task-ahead', turnId: 'm', workerId: 'w' });
-    await waiter.enqueueTurn({ contextId: 'ctx', taskId: 'task-behind', turnId: 'm2', workerId: 'w2' });
+    const ticket = await finisher.enqueueTurn({ contextId: 'ctx', taskId: 'task-ahead', messageId: 'm', workerId: 'w' });
+    await waiter.enqueueTurn({ contextId: 'ctx', taskId: 'task-behind', messageId: 'm2', workerId: 'w2' });
     const heardThere: number[] = [];
     const heardHere: number[] = [];
     waiter.subscribe('task-ahead', (seq) => heardThere.push(seq));
@@ -195,7 +195,7 @@ describe('turn queue across instances', () => {
     const namespace = freshNamespace();
     const finisher = await openStore({ namespace, listen: false });
     const listener = await openStore({ namespace });
-    const ticket = await finisher.enqueueTurn({ contextId: 'alone', taskId: 'task-alone', turnId: 'm', workerId: 'w' });
+    const ticket = await finisher.enqueueTurn({ contextId: 'alone', taskId: 'task-alone', messageId: 'm', workerId: 'w' });
     const heard: number[] = [];
     listener.subscribe('task-alone', (seq) => heard.push(seq));
     await finisher.finishTurn(ticket);
@@ -255,12 +255,12 @@ describe('worker leases across instances', () => {
     const stores = await workers(5, { namespace });
     const [first] = stores as [PostgresStore];
     const dead = Array.from({ length: 12 }, (_, i) => `dead-${String(i).padStart(2, '0')}`);
-    const turns = new Map<string, TurnTicket[]>();
+    const turns = new Map<string, QueueSlot[]>();
     for (const [i, workerId] of dead.entries()) {
       await first.heartbeat(workerId, 1_000 + i);
       turns.set(workerId, [
-        await first.enqueueTurn({ contextId: `ctx-${i % 3}`, taskId: `a-${workerId}`, turnId: 'x', workerId }),
-        await first.enqueueTurn({ contextId: `ctx-${i % 3}`, taskId: `b-${workerId}`, turnId: 'y', workerId }),
+        await first.enqueueTurn({ contextId: `ctx-${i % 3}`, taskId: `a-${workerId}`, messageId: 'x', workerId }),
+        await first.enqueueTurn({ contextId: `ctx-${i % 3}`, taskId: `b-${workerId}`, messageId: 'y', workerId }),
       ]);
     }
     await first.heartbeat('alive', 100_000);
@@ -404,8 +404,8 @@ describe('round trips', () => {
     expect(await cost(() => createTask(store, { ...task, history: [userMessage('hello', { taskId: task.id })] }))).toBe(
       1,
     );
-    const ticket = await store.enqueueTurn({ contextId: 'c', taskId: task.id, turnId: 't', workerId: 'w' });
-    expect(await cost(() => store.enqueueTurn({ contextId: 'c', taskId: 'x', turnId: 'y', workerId: 'w' }))).toBe(1);
+    const ticket = await store.enqueueTurn({ contextId: 'c', taskId: task.id, messageId: 't', workerId: 'w' });
+    expect(await cost(() => store.enqueueTurn({ contextId: 'c', taskId: 'x', messageId: 'y', workerId: 'w' }))).toBe(1);
     expect(await cost(() => store.turnReadiness(ticket))).toBe(1);
     expect(await cost(() => store.finishTurn(ticket))).toBe(1);
     expect(await cost(() => store.heartbeat('w', 0))).toBe(1);

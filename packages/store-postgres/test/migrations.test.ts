@@ -208,7 +208,7 @@ describe('migrations', () => {
 
       // The new tables work, and purging the old finished task takes its index rows along.
       await store.heartbeat('w', 5_000);
-      const ticket = await store.enqueueTurn({ contextId: 'ctx-b', taskId: 'b', turnId: 'm-b1', workerId: 'w' });
+      const ticket = await store.enqueueTurn({ contextId: 'ctx-b', taskId: 'b', messageId: 'm-b1', workerId: 'w' });
       expect(await store.turnReadiness(ticket)).toEqual({ ready: true });
       expect(await store.claimExpiredWorkers(6_000)).toEqual([
         { workerId: 'w', lastHeartbeat: expect.any(Number), turns: [ticket] },

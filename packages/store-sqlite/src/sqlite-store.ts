@@ -57,7 +57,7 @@ import {
   type TaskState,
   TERMINAL_STATES,
   type TurnReadiness,
-  type TurnTicket,
+  type QueueSlot,
   taskNotFound,
   type Unsubscribe,
   VersionConflictError,
@@ -276,12 +276,12 @@ interface CommitArgs {
   /** Their scope in the index: the commit's owner, '' for the anonymous scope. */
   scope: string;
   /** A turn of this task to enqueue in the same transaction. */
-  enqueueTurn: { turnId: string; workerId: string } | undefined;
+  enqueueTurn: { messageId: string; workerId: string } | undefined;
   /** A ticket to remove in the same transaction. */
-  finishTurn: TurnTicket | undefined;
+  finishTurn: QueueSlot | undefined;
 }
 
-type CommitOutcome = { ok: true; turn: TurnTicket | undefined } | { ok: false; error: unknown };
+type CommitOutcome = { ok: true; turn: QueueSlot | undefined } | { ok: false; error: unknown };
 
 /** A commit of a batch failed with something other than a conflict or a duplicate. */
 class BatchItemError extends Error {
@@ -625,7 +625,7 @@ function prepare(db: Database.Database) {
     ),
   };
 
-  const commit = db.transaction((args: CommitArgs): TurnTicket | undefined => {
+  const commit = db.transaction((args: CommitArgs): QueueSlot | undefined => {
     const { write, expectedVersion, eventJsons, messages, scope } = args;
     const actual = statements.taskVersion.get(write.namespace, write.taskId);
     if ((actual ?? 0) !== expectedVersion) throw new VersionConflictError(write.taskId, expectedVersion, actual);
@@ -659,14 +659,14 @@ function prepare(db: Database.Database) {
       });
     });
     if (args.finishTurn !== undefined) {
-      const { contextId, position, turnId } = args.finishTurn;
-      statements.deleteTurn.run(write.namespace, contextId, position, turnId);
+      const { contextId, position, messageId } = args.finishTurn;
+      statements.deleteTurn.run(write.namespace, contextId, position, messageId);
     }
     if (args.enqueueTurn === undefined) return undefined;
-    const { turnId, workerId } = args.enqueueTurn;
+    const { messageId, workerId } = args.enqueueTurn;
     const { namespace, contextId, taskId, now } = write;
-    const position = statements.insertTurn.get(namespace, contextId, taskId, turnId, workerId, now) as number;
-    return { contextId, position, taskId, turnId, workerId };
+    const position = statements.insertTurn.get(namespace, contextId, taskId, messageId, workerId, now) as number;
+    return { contextId, position, taskId, messageId, workerId };
   });
 
   // Group commit (see SqliteStore.#flushCommits): several commits in one BEGIN IMMEDIATE … COMMIT.
@@ -684,10 +684,10 @@ function prepare(db: Database.Database) {
     }),
   );
 
-  const enqueue = db.transaction(({ namespace, request, now }: EnqueueArgs): TurnTicket => {
-    const { contextId, taskId, turnId, workerId } = request;
-    const position = statements.insertTurn.get(namespace, contextId, taskId, turnId, workerId, now) as number;
-    return { contextId, position, taskId, turnId, workerId };
+  const enqueue = db.transaction(({ namespace, request, now }: EnqueueArgs): QueueSlot => {
+    const { contextId, taskId, messageId, workerId } = request;
+    const position = statements.insertTurn.get(namespace, contextId, taskId, messageId, workerId, now) as number;
+    return { contextId, position, taskId, messageId, workerId };
   });
 
   const claimExpired = db.transaction(
@@ -718,7 +718,7 @@ function prepare(db: Database.Database) {
 
   // One read transaction, so the workers and their turns are seen at one point in time.
   const listWorkers = db.transaction((namespace: string): WorkerRecord[] => {
-    const turns = new Map<string, TurnTicket[]>();
+    const turns = new Map<string, QueueSlot[]>();
     for (const row of statements.queuedTurns.all(namespace)) {
       const list = turns.get(row.worker_id);
       if (list === undefined) turns.set(row.worker_id, [toTicket(row)]);
@@ -806,7 +806,7 @@ const ALL_TASK_STATES = Object.keys({
 export const TASKS_UPDATED_SINCE_SQL = `SELECT task_id, version, updated_at FROM a2a_tasks
   WHERE namespace = ? AND state IN (${ALL_TASK_STATES.map((state) => `'${state}'`).join(', ')}) AND updated_at >= ?`;
 
-function toWorkerRecord(row: WorkerDescriptionRow, turns: TurnTicket[]): WorkerRecord {
+function toWorkerRecord(row: WorkerDescriptionRow, turns: QueueSlot[]): WorkerRecord {
   const { incarnation, host, pid, started_at: startedAt } = row;
   return {
     workerId: row.worker_id,
@@ -820,11 +820,11 @@ function toWorkerRecord(row: WorkerDescriptionRow, turns: TurnTicket[]): WorkerR
   };
 }
 
-const toTicket = (row: TurnRow): TurnTicket => ({
+const toTicket = (row: TurnRow): QueueSlot => ({
   contextId: row.context_id,
   position: row.position,
   taskId: row.task_id,
-  turnId: row.turn_id,
+  messageId: row.turn_id,
   workerId: row.worker_id,
 });
 
@@ -1302,19 +1302,19 @@ export class SqliteStore implements A2AStore, PushStore {
    * serialise on the write lock, so positions follow the order they commit. Positions come from one
    * AUTOINCREMENT counter for all contexts: never reused, with gaps within a context.
    */
-  async enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<TurnTicket> {
-    const { contextId, taskId, turnId, workerId } = request;
+  async enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<QueueSlot> {
+    const { contextId, taskId, messageId, workerId } = request;
     return this.#run(ctx, (s) =>
       s.enqueue.immediate({
         namespace: this.#namespace,
-        request: { contextId, taskId, turnId, workerId },
+        request: { contextId, taskId, messageId, workerId },
         now: this.#clock(),
       }),
     );
   }
 
   /** Ready when no turn of the context has a lower position; otherwise the one directly ahead. */
-  async turnReadiness(ticket: TurnTicket, ctx?: StoreCallContext): Promise<TurnReadiness> {
+  async turnReadiness(ticket: QueueSlot, ctx?: StoreCallContext): Promise<TurnReadiness> {
     return this.#run(ctx, (s) => {
       const ahead = s.turnAhead.get(this.#namespace, ticket.contextId, ticket.position);
       return ahead === undefined ? { ready: true } : { ready: false, ahead: toTicket(ahead) };
@@ -1326,10 +1326,10 @@ export class SqliteStore implements A2AStore, PushStore {
    * ignore) so turns waiting behind it re-check at once. Other processes' waiters hear of it from
    * the poll loop (which notices that a subscribed task has no turn left) or by polling readiness.
    */
-  async finishTurn(ticket: TurnTicket, ctx?: StoreCallContext): Promise<void> {
+  async finishTurn(ticket: QueueSlot, ctx?: StoreCallContext): Promise<void> {
     const removed = await this.#run(
       ctx,
-      (s) => s.deleteTurn.run(this.#namespace, ticket.contextId, ticket.position, ticket.turnId).changes > 0,
+      (s) => s.deleteTurn.run(this.#namespace, ticket.contextId, ticket.position, ticket.messageId).changes > 0,
     );
     if (removed) this.#notify(ticket.taskId, 0);
   }
@@ -1361,7 +1361,7 @@ export class SqliteStore implements A2AStore, PushStore {
     });
   }
 
-  async listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<TurnTicket[]> {
+  async listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<QueueSlot[]> {
     return this.#run(ctx, (s) => s.workerTurns.all(this.#namespace, workerId).map(toTicket));
   }
 

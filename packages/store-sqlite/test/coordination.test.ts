@@ -12,7 +12,7 @@ import {
   type Message,
   messageDigest,
   type Task,
-  type TurnTicket,
+  type QueueSlot,
 } from '@fastify-a2a/core';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -59,7 +59,7 @@ const create = (store: SqliteStore, task: Task) =>
 const request = (contextId: string, n: number, workerId = 'worker') => ({
   contextId,
   taskId: `task-${n}`,
-  turnId: `turn-${n}`,
+  messageId: `turn-${n}`,
   workerId,
 });
 
@@ -219,7 +219,7 @@ describe('message index', () => {
     const store = await openStore({ clock: clock.now });
     await create(store, taskWith('done', 'ctx', 'm-done', 'completed'));
     await create(store, taskWith('live', 'ctx', 'm-live', 'working'));
-    const ticket = await store.enqueueTurn({ contextId: 'ctx', taskId: 'done', turnId: 'm-done', workerId: 'w' });
+    const ticket = await store.enqueueTurn({ contextId: 'ctx', taskId: 'done', messageId: 'm-done', workerId: 'w' });
     clock.advance(10);
     expect(await store.purgeExpired(clock.now())).toEqual({ tasks: 1, contexts: 0 });
     expect(await store.findMessage('m-done')).toBeUndefined();
@@ -238,7 +238,7 @@ describe('turn waiters', () => {
     const store = await openStore({ onListenerError });
     const task = makeTask('t1', 'ctx');
     await create(store, task);
-    const ticket = await store.enqueueTurn({ contextId: 'ctx', taskId: 't1', turnId: 'turn', workerId: 'w' });
+    const ticket = await store.enqueueTurn({ contextId: 'ctx', taskId: 't1', messageId: 'turn', workerId: 'w' });
     const seen: number[] = [];
     store.subscribe('t1', () => {
       throw new Error('listener failed');
@@ -285,7 +285,7 @@ describe('turn waiters', () => {
 
 describe('lifecycle', () => {
   it('every coordination method rejects with STORE_UNAVAILABLE before open() and after close()', async () => {
-    const ticket: TurnTicket = { ...request('ctx', 1), position: 1 };
+    const ticket: QueueSlot = { ...request('ctx', 1), position: 1 };
     const calls = (store: SqliteStore) => [
       store.heartbeat('w', 1),
       store.enqueueTurn(request('ctx', 1)),

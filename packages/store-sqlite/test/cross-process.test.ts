@@ -4,7 +4,7 @@
  */
 
 import { join } from 'node:path';
-import { type CommitRequest, type Message, messageDigest, type Task, type TurnTicket } from '@fastify-a2a/core';
+import { type CommitRequest, type Message, messageDigest, type Task, type QueueSlot } from '@fastify-a2a/core';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SqliteStore } from '../src/index.js';
 import { makeTask, runChild, tempDir } from './helpers.js';
@@ -140,12 +140,12 @@ describe('coordination across processes', () => {
   it('three processes claiming expired workers at once: each dead worker (with its turns) goes to exactly one', async () => {
     const now = Date.now();
     const dead = Array.from({ length: 30 }, (_, i) => `dead-${i}`);
-    const turns = new Map<string, TurnTicket[]>();
+    const turns = new Map<string, QueueSlot[]>();
     for (const [i, workerId] of dead.entries()) {
       await store.heartbeat(workerId, now - 1000 - i);
       turns.set(workerId, [
-        await store.enqueueTurn({ contextId: `ctx-${i % 4}`, taskId: `t-${i}`, turnId: `turn-${i}-a`, workerId }),
-        await store.enqueueTurn({ contextId: `ctx-${i % 4}`, taskId: `t-${i}`, turnId: `turn-${i}-b`, workerId }),
+        await store.enqueueTurn({ contextId: `ctx-${i % 4}`, taskId: `t-${i}`, messageId: `turn-${i}-a`, workerId }),
+        await store.enqueueTurn({ contextId: `ctx-${i % 4}`, taskId: `t-${i}`, messageId: `turn-${i}-b`, workerId }),
       ]);
     }
     await store.heartbeat('alive', now + 60_000);
@@ -195,8 +195,8 @@ describe('coordination across processes', () => {
   });
 
   it("a child process finishing the turn ahead wakes this process's waiter through the poll loop", async () => {
-    const first = await store.enqueueTurn({ contextId: 'ctx', taskId: 't1', turnId: 'turn-1', workerId: 'child' });
-    const second = await store.enqueueTurn({ contextId: 'ctx', taskId: 't2', turnId: 'turn-2', workerId: 'parent' });
+    const first = await store.enqueueTurn({ contextId: 'ctx', taskId: 't1', messageId: 'turn-1', workerId: 'child' });
+    const second = await store.enqueueTurn({ contextId: 'ctx', taskId: 't2', messageId: 'turn-2', workerId: 'parent' });
     expect(await store.turnReadiness(second)).toEqual({ ready: false, ahead: first });
     const seen: number[] = [];
     let wokenAt = 0;

@@ -18,7 +18,7 @@ import {
   type TaskState,
 } from '../model/types.js';
 import type { Caller } from '../protocol/context.js';
-import type { A2AStore } from '../store.js';
+import type { A2AStore } from '../store/index.js';
 import type { Events } from './events.js';
 import type { RuntimeLogger } from './options.js';
 import type { Turn } from './turn.js';

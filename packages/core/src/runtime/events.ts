@@ -16,7 +16,7 @@ import {
   type TaskStatusUpdateEvent,
   type TurnEndEvent,
 } from '../model/types.js';
-import type { Clock } from '../store.js';
+import type { Clock } from '../store/index.js';
 
 /**
  * Whether `event`, written by the turn of user message `messageId`, ends that turn: a final status

@@ -9,7 +9,7 @@ import { isFinalState, isTerminalState, type Task } from '../model/types.js';
 import { type MultiMap, multiMapAdd, multiMapDelete, multiMapValues } from '../multi-map.js';
 import type { StreamSignal } from '../protocol/context.js';
 import type { StreamFrame } from '../protocol/operations.js';
-import type { A2AStore, StoreCallContext, StoredEvent } from '../store.js';
+import type { A2AStore, StoreCallContext, StoredEvent } from '../store/index.js';
 import { noTelemetry, type Telemetry } from '../telemetry.js';
 import type { RuntimeLogger, StreamOptions } from './options.js';
 

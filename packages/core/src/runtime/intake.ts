@@ -5,11 +5,17 @@
  * retrying after a lost answer) starts nothing and is answered from the task it started.
  */
 
-import type { MessageIndexEntry, TurnTicket } from '../coordination.js';
 import { A2AError, invalidParams } from '../errors.js';
 import { isTerminalState, type Message, type MessageSendParams, type Task, type TaskEvent } from '../model/types.js';
 import { type CallContext, callerOf } from '../protocol/context.js';
-import { type A2AStore, messageDigest, type StoreCallContext, storeContextOf } from '../store.js';
+import {
+  type A2AStore,
+  type MessageIndexEntry,
+  messageDigest,
+  type QueueSlot,
+  type StoreCallContext,
+  storeContextOf,
+} from '../store/index.js';
 import { noTelemetry, type Telemetry } from '../telemetry.js';
 import type { Events } from './events.js';
 import type { RuntimeLogger } from './options.js';
@@ -165,7 +171,7 @@ export class Intake {
         if (retry !== undefined) return retry;
         const turn = new Turn(incoming.messageId, message, true, true, writer, undefined, callerOf(ctx), storeContext, {
           owner,
-          takeSlot: { turnId: incoming.messageId, workerId: this.#workerId },
+          takeSlot: { messageId: incoming.messageId, workerId: this.#workerId },
         });
         this.#scheduler.schedule(turn);
         return { kind: 'turn', turn };
@@ -176,12 +182,12 @@ export class Intake {
     // Record the message and take the turn's slot in its context's queue in one commit: the slot's
     // position is the turn's place in the context's arrival order, across every worker sharing the
     // store. A refused commit (retried message, terminal task) took no slot.
-    let slot: TurnTicket | undefined;
+    let slot: QueueSlot | undefined;
     try {
       slot = (
         await writer.commit(firstEvents, {
           owner,
-          takeSlot: { turnId: incoming.messageId, workerId: this.#workerId },
+          takeSlot: { messageId: incoming.messageId, workerId: this.#workerId },
         })
       )?.turn;
     } catch (error) {

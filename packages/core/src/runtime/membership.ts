@@ -7,9 +7,8 @@
 
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { ExpiredWorker, TurnTicket, WorkerDescription } from '../coordination.js';
 import { isFinalState } from '../model/types.js';
-import type { A2AStore, Clock } from '../store.js';
+import type { A2AStore, Clock, ExpiredWorker, QueueSlot, WorkerDescription } from '../store/index.js';
 import { noTelemetry, type Telemetry } from '../telemetry.js';
 import type { Events } from './events.js';
 import { BackgroundJob, BackgroundJobs } from './jobs/background.js';
@@ -57,7 +56,7 @@ export class Membership {
   /** Leaving: keep the lease, reap no one, start nothing new. */
   #leaving = false;
   /** Turns of this worker whose slot it could not release before its lease ran out (see abandon). */
-  readonly #abandoned = new Map<string, { slot: TurnTicket; reason: string | undefined }>();
+  readonly #abandoned = new Map<string, { slot: QueueSlot; reason: string | undefined }>();
 
   constructor(options: MembershipOptions) {
     this.#store = options.store;
@@ -139,7 +138,7 @@ export class Membership {
    * did (a single worker, or every worker lost the store), this worker reaps the turn itself once
    * its lease is renewed, the way it reaps a dead worker's: the task fails and the slot is released.
    */
-  abandon(slot: TurnTicket, reason?: string): void {
+  abandon(slot: QueueSlot, reason?: string): void {
     this.#abandoned.set(`${slot.contextId}\u0000${slot.position}`, { slot, reason });
   }
 
@@ -248,11 +247,11 @@ export class Membership {
   }
 
   /** Fails the task of a turn whose worker is gone, unless the turn had already ended, then releases its slot. */
-  async #failAbandonedTurn(slot: TurnTicket, reason: string): Promise<void> {
+  async #failAbandonedTurn(slot: QueueSlot, reason: string): Promise<void> {
     const record = await this.#store.getTask(slot.taskId);
     if (record !== undefined && !isFinalState(record.task.status.state)) {
       const last = await this.#store.readEvents(slot.taskId, record.version - 1, 1);
-      const ended = last[0]?.event.kind === 'turn-end' && last[0].event.turnId === slot.turnId;
+      const ended = last[0]?.event.kind === 'turn-end' && last[0].event.turnId === slot.messageId;
       if (!ended) {
         const writer = new TaskWriter(this.#store, record.task, record.version, undefined);
         const failed = await writer.commit(

@@ -4,10 +4,9 @@
  * agent's callers never reach these: the monitor puts its own operator check in front of them.
  */
 
-import type { TurnTicket } from '../coordination.js';
 import { A2AError, taskNotFound } from '../errors.js';
 import { isFinalState, isTerminalState, type Task } from '../model/types.js';
-import { type A2AStore, hasPushStore } from '../store.js';
+import { type A2AStore, hasPushStore, type QueueSlot } from '../store/index.js';
 import type { Events } from './events.js';
 import { releaseSlot } from './scheduler.js';
 import { TaskWriter } from './task-writer.js';
@@ -20,7 +19,7 @@ export interface OperatorActionsOptions {
 }
 
 /** The tickets queued in the store, from every worker's lease (stores with `supports.cluster`). */
-async function queuedTickets(store: A2AStore): Promise<TurnTicket[]> {
+async function queuedTickets(store: A2AStore): Promise<QueueSlot[]> {
   if (store.supports.cluster !== true || store.listWorkers === undefined) {
     throw new A2AError(
       'UNSUPPORTED_OPERATION',
@@ -94,7 +93,7 @@ export class OperatorActions {
    * @returns the released ticket.
    * @throws {A2AError} TASK_NOT_FOUND (naming the context) when no such ticket is queued.
    */
-  async releaseSlot(contextId: string, position?: number): Promise<TurnTicket> {
+  async releaseSlot(contextId: string, position?: number): Promise<QueueSlot> {
     const tickets = (await queuedTickets(this.#store))
       .filter((ticket) => ticket.contextId === contextId)
       .sort((a, b) => a.position - b.position);

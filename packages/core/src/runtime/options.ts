@@ -4,7 +4,7 @@ import type { AgentExecutorLike } from '../executor.js';
 import type { StreamSignal } from '../protocol/context.js';
 import type { Resolver } from '../push/destination.js';
 import type { TlsCa } from '../push/webhook.js';
-import type { A2AStore, Clock } from '../store.js';
+import type { A2AStore, Clock } from '../store/index.js';
 import type { Telemetry } from '../telemetry.js';
 
 /** The subset of a pino / Fastify logger the runtime uses. */

@@ -6,7 +6,7 @@
 
 import { taskNotFound } from '../errors.js';
 import type { CallContext } from '../protocol/context.js';
-import type { A2AStore, StoreCallContext, TaskRecord } from '../store.js';
+import type { A2AStore, StoreCallContext, TaskRecord } from '../store/index.js';
 
 /**
  * Marks an owner scoped by a tenant. A control character, so no principal id an authenticator

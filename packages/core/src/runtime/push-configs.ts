@@ -17,7 +17,7 @@ import {
   type StoreCallContext,
   type StoredPushConfig,
   storeContextOf,
-} from '../store.js';
+} from '../store/index.js';
 import type { PushOptions } from './options.js';
 import { ownerOf, readOwnTask } from './ownership.js';
 

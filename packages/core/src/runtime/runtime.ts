@@ -17,7 +17,6 @@
 
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { WorkerDescription } from '../coordination.js';
 import { A2AError, lastEventIdPastEnd, taskNotCancelable } from '../errors.js';
 import { toExecutor } from '../executor.js';
 import { withHistoryLength } from '../model/task-state.js';
@@ -38,7 +37,7 @@ import {
 } from '../model/types.js';
 import { type CallContext, callContext } from '../protocol/context.js';
 import type { StreamFrame } from '../protocol/operations.js';
-import { type A2AStore, hasPushStore, storeContextOf, systemClock } from '../store.js';
+import { type A2AStore, hasPushStore, storeContextOf, systemClock, type WorkerDescription } from '../store/index.js';
 import { taskListRequest, taskListResult } from '../task-list.js';
 import { noTelemetry } from '../telemetry.js';
 import { Events } from './events.js';

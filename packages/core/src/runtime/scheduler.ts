@@ -5,10 +5,9 @@
  * through the {@link TurnRegistry} within this process, through the task's log across processes.
  */
 
-import type { TurnTicket } from '../coordination.js';
 import { isTerminalState } from '../model/types.js';
 import { type MultiMap, multiMapAdd, multiMapDelete, multiMapValues } from '../multi-map.js';
-import type { A2AStore } from '../store.js';
+import type { A2AStore, QueueSlot } from '../store/index.js';
 import { monotonicSeconds, noTelemetry, type Telemetry } from '../telemetry.js';
 import type { RuntimeLogger } from './options.js';
 import { retryUntilDone } from './retry.js';
@@ -16,7 +15,7 @@ import { storeFailureReason, type TurnRunner } from './runner.js';
 import type { AbortCause, Turn } from './turn.js';
 
 /** Releases a turn's slot in its context's queue (the store contract calls this `finishTurn`). */
-export function releaseSlot(store: A2AStore, slot: TurnTicket): Promise<void> {
+export function releaseSlot(store: A2AStore, slot: QueueSlot): Promise<void> {
   return store.finishTurn(slot);
 }
 
@@ -84,7 +83,7 @@ export interface SchedulerOptions {
    * A turn whose slot could not be released before this worker's lease ran out (see
    * Membership.abandon): whoever reaps it fails its task and releases the slot.
    */
-  readonly onAbandoned: (slot: TurnTicket) => void;
+  readonly onAbandoned: (slot: QueueSlot) => void;
   /** Where turns starting and ending are reported. @default noTelemetry */
   readonly telemetry?: Telemetry;
 }
@@ -95,7 +94,7 @@ export class Scheduler {
   readonly #log: RuntimeLogger;
   readonly #pollIntervalMs: number;
   readonly #registry: TurnRegistry;
-  readonly #onAbandoned: (slot: TurnTicket) => void;
+  readonly #onAbandoned: (slot: QueueSlot) => void;
   readonly #telemetry: Telemetry;
   /** Turns accepted by this worker and not finished yet. */
   readonly #running = new Set<Turn>();

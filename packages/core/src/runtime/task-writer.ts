@@ -1,10 +1,9 @@
 /** A task snapshot with the version it was read at, and version-checked writes with retry. */
 
-import type { TurnTicket } from '../coordination.js';
 import { A2AError, taskNotFound } from '../errors.js';
 import { applyEvents } from '../model/task-state.js';
 import type { Task, TaskEvent } from '../model/types.js';
-import type { A2AStore, CommitRequest, CommitResult, StoreCallContext } from '../store.js';
+import type { A2AStore, CommitRequest, CommitResult, QueueSlot, StoreCallContext } from '../store/index.js';
 import { monotonicSeconds, noTelemetry, type Telemetry } from '../telemetry.js';
 
 export interface CommitOptions {
@@ -16,7 +15,7 @@ export interface CommitOptions {
   /** Take a turn's slot in the context's queue in the same commit (the store's `enqueueTurn`). */
   takeSlot?: CommitRequest['enqueueTurn'];
   /** Release this slot in the same commit: the events end its turn (the store's `finishTurn`). */
-  releaseSlot?: TurnTicket | undefined;
+  releaseSlot?: QueueSlot | undefined;
 }
 
 /** Version conflicts in a row before a write gives up (other writers keep winning the race). */

@@ -4,12 +4,11 @@
  * what a blocking send waits for.
  */
 
-import type { TurnTicket } from '../coordination.js';
 import { A2AError } from '../errors.js';
 import { projectStatus } from '../model/task-state.js';
 import { isTerminalState, type Message, type Task, type TaskEvent } from '../model/types.js';
 import type { Caller } from '../protocol/context.js';
-import type { StoreCallContext } from '../store.js';
+import type { QueueSlot, StoreCallContext } from '../store/index.js';
 import { endsTurn } from './events.js';
 import type { CommitOptions, TaskWriter } from './task-writer.js';
 
@@ -29,7 +28,7 @@ export interface PendingCreation {
   /** The task's owner, and the scope its message is indexed in. */
   readonly owner: string | undefined;
   /** The slot the creating commit takes when its updates do not end the turn. */
-  readonly takeSlot: { turnId: string; workerId: string };
+  readonly takeSlot: { messageId: string; workerId: string };
 }
 
 /**
@@ -109,7 +108,7 @@ export class Turn {
   #inFlight = 0;
   #creation: PendingCreation | undefined;
   /** The turn's place in its context's queue (see the constructor). */
-  slot: TurnTicket | undefined;
+  slot: QueueSlot | undefined;
   /** When the scheduler took it, and when it got its slot (monotonic seconds; 0 with telemetry off). */
   acceptedAt = 0;
   startedAt = 0;
@@ -127,7 +126,7 @@ export class Turn {
      * undefined while the task's creation is deferred (a turn that ends in its creating commit
      * never takes one).
      */
-    slot: TurnTicket | undefined,
+    slot: QueueSlot | undefined,
     /** Who sent the message that started the turn. */
     readonly caller: Caller,
     /** The store context of the caller's writes. */

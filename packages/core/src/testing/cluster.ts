@@ -1,5 +1,4 @@
-import type { WorkerDescription } from '../coordination.js';
-import type { A2AStore } from '../store.js';
+import type { A2AStore, WorkerDescription } from '../store/index.js';
 import {
   appendEvents,
   artifactUpdate,

@@ -1,6 +1,6 @@
 import { applyEvents } from '../model/task-state.js';
 import type { Task, TaskArtifactUpdateEvent } from '../model/types.js';
-import type { A2AStore, TaskRecord } from '../store.js';
+import type { A2AStore, TaskRecord } from '../store/index.js';
 import {
   appendEvents,
   artifactUpdate,

@@ -1,4 +1,4 @@
-import type { StoredEvent, TaskEvent } from '../store.js';
+import type { StoredEvent, TaskEvent } from '../store/index.js';
 import {
   appendEvents,
   artifactUpdate,

@@ -4,7 +4,6 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { EnqueueTurnRequest, MessageIndexEntry, TurnTicket } from '../coordination.js';
 import { A2AError } from '../errors.js';
 import { applyEvents } from '../model/task-state.js';
 import {
@@ -23,11 +22,14 @@ import {
 import {
   type Clock,
   type CommitResult,
+  type EnqueueTurnRequest,
+  type MessageIndexEntry,
   messageDigest,
+  type QueueSlot,
   type TaskEvent,
   type TaskStore,
   type TurnEndEvent,
-} from '../store.js';
+} from '../store/index.js';
 
 // ---- Clock ----
 
@@ -246,7 +248,7 @@ export function turnRequest(options: Partial<EnqueueTurnRequest> = {}): EnqueueT
   return {
     contextId: options.contextId ?? newId('ctx'),
     taskId: options.taskId ?? newId('task'),
-    turnId: options.turnId ?? newId('msg'),
+    messageId: options.messageId ?? newId('msg'),
     workerId: options.workerId ?? newId('worker'),
   };
 }
@@ -260,14 +262,14 @@ export function indexEntry(task: TaskRef, message: Message): MessageIndexEntry {
  * A copy of `tickets` sorted by context, then position: a canonical order to compare lists whose
  * order across contexts the contract leaves open (`listWorkerTurns`, `ExpiredWorker.turns`).
  */
-export function sortTickets(tickets: readonly TurnTicket[]): TurnTicket[] {
+export function sortTickets(tickets: readonly QueueSlot[]): QueueSlot[] {
   return [...tickets].sort((a, b) =>
     a.contextId === b.contextId ? a.position - b.position : a.contextId < b.contextId ? -1 : 1,
   );
 }
 
 /** True when, within each context, the tickets appear in increasing position ("queue order"). */
-export function inQueueOrder(tickets: readonly TurnTicket[]): boolean {
+export function inQueueOrder(tickets: readonly QueueSlot[]): boolean {
   const last = new Map<string, number>();
   for (const ticket of tickets) {
     const previous = last.get(ticket.contextId);

@@ -4,7 +4,7 @@
  */
 
 import type { ExpectStatic } from 'vitest';
-import type { A2AStore, Clock, StoreCapabilities } from '../store.js';
+import type { A2AStore, Clock, StoreCapabilities } from '../store/index.js';
 import { createTestClock, type TestClock } from './fixtures.js';
 
 /** What the suite needs from the runner's test context. Vitest's and Jest-compatible contexts fit. */

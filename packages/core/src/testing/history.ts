@@ -1,6 +1,6 @@
 import { applyEvents } from '../model/task-state.js';
 import type { Message, Task } from '../model/types.js';
-import type { TaskEvent } from '../store.js';
+import type { TaskEvent } from '../store/index.js';
 import { agentMessage, appendEvents, createTask, statusUpdate, taskFixture, turnEnd, userMessage } from './fixtures.js';
 import { type ConformanceOptions, defineModule } from './harness.js';
 

@@ -1,5 +1,5 @@
 import type { TaskState } from '../model/types.js';
-import type { A2AStore, InterruptedTasksQuery, TaskRecord } from '../store.js';
+import type { A2AStore, InterruptedTasksQuery, TaskRecord } from '../store/index.js';
 import { appendEvents, createTask, statusUpdate, TEST_CLOCK_START, taskFixture } from './fixtures.js';
 import { type ConformanceOptions, defineModule } from './harness.js';
 

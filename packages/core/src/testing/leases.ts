@@ -1,5 +1,4 @@
-import type { ExpiredWorker, TurnTicket } from '../coordination.js';
-import type { A2AStore } from '../store.js';
+import type { A2AStore, ExpiredWorker, QueueSlot } from '../store/index.js';
 import { inQueueOrder, sortTickets, turnRequest } from './fixtures.js';
 import { type ConformanceOptions, defineModule, storesOnLocation } from './harness.js';
 
@@ -132,7 +131,7 @@ export function leases(options: ConformanceOptions): void {
       const at = (i: number): A2AStore => stores[i % stores.length] as A2AStore;
       const t0 = clock.now;
       const dead = Array.from({ length: 6 }, (_, i) => `worker-dead-${i}`);
-      const turns = new Map<string, TurnTicket>();
+      const turns = new Map<string, QueueSlot>();
       for (const [i, workerId] of dead.entries()) {
         await at(i).heartbeat(workerId, t0 + 100 * i);
         turns.set(workerId, await at(i).enqueueTurn(turnRequest({ contextId: `ctx-${i % 2}`, workerId })));

@@ -1,6 +1,6 @@
 import type { ExpectStatic } from 'vitest';
 import type { TaskState } from '../model/types.js';
-import type { A2AStore, TaskListPage, TaskListQuery } from '../store.js';
+import type { A2AStore, TaskListPage, TaskListQuery } from '../store/index.js';
 import { appendEvents, artifactUpdate, createTask, statusUpdate, TEST_CLOCK_START, taskFixture } from './fixtures.js';
 import { type ConformanceOptions, defineModule } from './harness.js';
 

@@ -1,6 +1,6 @@
 import { applyEvents } from '../model/task-state.js';
 import type { Message, Task } from '../model/types.js';
-import type { A2AStore, TaskEvent } from '../store.js';
+import type { A2AStore, TaskEvent } from '../store/index.js';
 import {
   agentMessage,
   appendEvents,

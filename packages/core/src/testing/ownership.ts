@@ -1,6 +1,12 @@
 import type { ExpectStatic } from 'vitest';
 import type { Message, Part, Task, TaskState } from '../model/types.js';
-import { type A2AStore, messageDigest, type TaskListPage, type TaskListQuery, type TaskRecord } from '../store.js';
+import {
+  type A2AStore,
+  messageDigest,
+  type TaskListPage,
+  type TaskListQuery,
+  type TaskRecord,
+} from '../store/index.js';
 import {
   appendEvents,
   createTask,

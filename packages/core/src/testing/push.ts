@@ -8,7 +8,7 @@ import {
   type PushProtocolVersion,
   type PushStore,
   type StoredPushConfig,
-} from '../store.js';
+} from '../store/index.js';
 import { appendEvents, artifactUpdate, createTask, rejectionOf, statusUpdate, taskFixture } from './fixtures.js';
 import { type ConformanceOptions, defineModule, type StoreTestContext, storesOnLocation } from './harness.js';
 

@@ -1,6 +1,6 @@
 import { applyEvents } from '../model/task-state.js';
 import type { Task, TextPart } from '../model/types.js';
-import type { TaskEvent } from '../store.js';
+import type { TaskEvent } from '../store/index.js';
 import {
   appendEvents,
   artifactUpdate,

@@ -1,6 +1,5 @@
-import type { TurnTicket } from '../coordination.js';
 import { applyEvents } from '../model/task-state.js';
-import type { A2AStore } from '../store.js';
+import type { A2AStore, QueueSlot } from '../store/index.js';
 import {
   appendEvents,
   createTask,
@@ -38,9 +37,9 @@ export function turnQueue(options: ConformanceOptions): void {
   defineModule(options, 'turnQueue', (test) => {
     test('enqueueTurn returns the request with increasing positions per context', async ({ expect, store }) => {
       const requests = [0, 1, 2].map((i) =>
-        turnRequest({ contextId: 'ctx', taskId: `task-${i}`, turnId: `turn-${i}` }),
+        turnRequest({ contextId: 'ctx', taskId: `task-${i}`, messageId: `turn-${i}` }),
       );
-      const tickets: TurnTicket[] = [];
+      const tickets: QueueSlot[] = [];
       for (const request of requests) tickets.push(await store.enqueueTurn(request));
 
       tickets.forEach((ticket, i) => {
@@ -141,7 +140,12 @@ export function turnQueue(options: ConformanceOptions): void {
       const stores = await storesOnLocation(context, 3);
       const at = (i: number): A2AStore => stores[i % stores.length] as A2AStore;
       const requests = Array.from({ length: ENQUEUERS }, (_, i) =>
-        turnRequest({ contextId: 'ctx-busy', taskId: `task-${i}`, turnId: `turn-${i}`, workerId: `worker-${i % 3}` }),
+        turnRequest({
+          contextId: 'ctx-busy',
+          taskId: `task-${i}`,
+          messageId: `turn-${i}`,
+          workerId: `worker-${i % 3}`,
+        }),
       );
       const tickets = await Promise.all(requests.map((request, i) => at(i).enqueueTurn(request)));
 
@@ -160,7 +164,7 @@ export function turnQueue(options: ConformanceOptions): void {
         expect(readiness, `after ${head} finished turns`).toEqual(
           waiting.map((_, i) => (i === 0 ? { ready: true } : { ready: false, ahead: waiting[i - 1] })),
         );
-        await at(head + 1).finishTurn(queue[head] as TurnTicket);
+        await at(head + 1).finishTurn(queue[head] as QueueSlot);
       }
       for (const reader of stores) {
         for (const workerId of ['worker-0', 'worker-1', 'worker-2']) {
@@ -201,7 +205,7 @@ export function turnQueue(options: ConformanceOptions): void {
         expectedVersion: 0,
         task,
         events: [task],
-        enqueueTurn: { turnId: 'turn-1', workerId: 'worker-1' },
+        enqueueTurn: { messageId: 'turn-1', workerId: 'worker-1' },
       });
       const first = created.turn;
       expect(created).toEqual({
@@ -210,7 +214,7 @@ export function turnQueue(options: ConformanceOptions): void {
           contextId: task.contextId,
           position: expect.any(Number),
           taskId: task.id,
-          turnId: 'turn-1',
+          messageId: 'turn-1',
           workerId: 'worker-1',
         },
       });
@@ -225,7 +229,7 @@ export function turnQueue(options: ConformanceOptions): void {
           expectedVersion: 1,
           task: applyEvents(task, [followUp]),
           events: [followUp],
-          enqueueTurn: { turnId: followUp.messageId, workerId: 'worker-1' },
+          enqueueTurn: { messageId: followUp.messageId, workerId: 'worker-1' },
         })
       ).turn;
       if (third === undefined) throw new Error('no ticket');
@@ -248,7 +252,7 @@ export function turnQueue(options: ConformanceOptions): void {
           expectedVersion: 0,
           task,
           events: [task],
-          enqueueTurn: { turnId: 'turn-1', workerId: 'worker-f' },
+          enqueueTurn: { messageId: 'turn-1', workerId: 'worker-f' },
         })
       ).turn;
       if (ticket === undefined) throw new Error('no ticket');
@@ -282,7 +286,7 @@ export function turnQueue(options: ConformanceOptions): void {
         expectedVersion: 0,
         task,
         events: [task],
-        enqueueTurn: { turnId: 'turn-1', workerId: 'worker-r' },
+        enqueueTurn: { messageId: 'turn-1', workerId: 'worker-r' },
       });
       if (ticket === undefined) throw new Error('no ticket');
       const done = [statusUpdate(task, 'completed')];
@@ -294,7 +298,7 @@ export function turnQueue(options: ConformanceOptions): void {
           expectedVersion: 5,
           task: applyEvents(task, done),
           events: done,
-          enqueueTurn: { turnId: 'turn-2', workerId: 'worker-r' },
+          enqueueTurn: { messageId: 'turn-2', workerId: 'worker-r' },
           finishTurn: ticket,
         }),
       );
@@ -307,7 +311,7 @@ export function turnQueue(options: ConformanceOptions): void {
           expectedVersion: 0,
           task: again,
           events: [again],
-          enqueueTurn: { turnId: 'turn-3', workerId: 'worker-r' },
+          enqueueTurn: { messageId: 'turn-3', workerId: 'worker-r' },
           finishTurn: { ...ticket, taskId: again.id },
         }),
       );
@@ -352,7 +356,7 @@ export function turnQueue(options: ConformanceOptions): void {
       const readiness = await store.turnReadiness(second);
       if (!readiness.ready) readiness.ahead.taskId = 'changed';
       const listed = await store.listWorkerTurns(expected.workerId);
-      if (listed[0] !== undefined) listed[0].turnId = 'changed';
+      if (listed[0] !== undefined) listed[0].messageId = 'changed';
       expect(await store.turnReadiness(second)).toEqual({ ready: false, ahead: kept });
       expect(kept).toEqual({ ...expected, position: kept.position });
     });

@@ -10,7 +10,7 @@ import type { TurnContext } from '../../src/executor.js';
 import type { Message } from '../../src/model/types.js';
 import { type CallContext, type Caller, callContext, type Principal } from '../../src/protocol/context.js';
 import type { A2ARuntime } from '../../src/runtime.js';
-import type { A2AStore, StoreCallContext } from '../../src/store.js';
+import type { A2AStore, StoreCallContext } from '../../src/store/index.js';
 import { asTask, useRuntimes, userMessage } from './helpers.js';
 
 const start = useRuntimes();

@@ -6,7 +6,7 @@
  */
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { describe, expect, it } from 'vitest';
-import type { CommitRequest } from '../../src/store.js';
+import type { CommitRequest } from '../../src/store/index.js';
 import { asTask, textParts, useRuntimes, userMessage, waitFor } from './helpers.js';
 
 const start = useRuntimes();

@@ -12,7 +12,7 @@ import { Events } from '../../src/runtime/events.js';
 import { type Accepted, Intake } from '../../src/runtime/intake.js';
 import { TaskWriter } from '../../src/runtime/task-writer.js';
 import type { Turn } from '../../src/runtime/turn.js';
-import { messageDigest } from '../../src/store.js';
+import { messageDigest } from '../../src/store/index.js';
 import { recordingLogger, userMessage } from './helpers.js';
 
 const ctx = callContext();
@@ -48,7 +48,7 @@ describe('intake', () => {
     expect(scheduled).toEqual([turn]);
     expect(turn.messageId).toBe(message.messageId);
     expect([turn.isNewTask, turn.isNewContext]).toEqual([true, true]);
-    expect(turn.slot).toMatchObject({ taskId: turn.taskId, turnId: message.messageId, workerId: 'w' });
+    expect(turn.slot).toMatchObject({ taskId: turn.taskId, messageId: message.messageId, workerId: 'w' });
     expect(turn.writer.version).toBe(1);
     expect(await store.listWorkerTurns('w')).toEqual([turn.slot]);
     expect(await store.findMessage(message.messageId)).toEqual({

@@ -107,7 +107,7 @@ describe('interruptedExpiry', () => {
       expectedVersion: record?.version as number,
       task: applyEvents(record?.task, [followUp]),
       events: [followUp],
-      enqueueTurn: { turnId: followUp.messageId, workerId: 'another-worker' },
+      enqueueTurn: { messageId: followUp.messageId, workerId: 'another-worker' },
     });
     clock.advance(TTL_MS - 10);
     // Answered, and paused again: the TTL counts from the new pause.
@@ -131,7 +131,7 @@ describe('interruptedExpiry', () => {
       expectedVersion: record?.version as number,
       task: applyEvents(record?.task, [followUp]),
       events: [followUp],
-      enqueueTurn: { turnId: followUp.messageId, workerId: 'another-worker' },
+      enqueueTurn: { messageId: followUp.messageId, workerId: 'another-worker' },
     });
     if (turn !== undefined) await store.finishTurn(turn);
     clock.advance(TTL_MS + 1);

@@ -12,7 +12,7 @@ import type { ListTasksParams, Message, Task, TaskState } from '../../src/model/
 import { callContext } from '../../src/protocol/context.js';
 import { RuntimeService } from '../../src/protocol/service.js';
 import { A2ARuntime } from '../../src/runtime.js';
-import type { A2AStore, StoreCallContext, TaskListQuery } from '../../src/store.js';
+import type { A2AStore, StoreCallContext, TaskListQuery } from '../../src/store/index.js';
 import {
   artifactUpdate,
   createTask,

@@ -5,10 +5,10 @@
  */
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { describe, expect, it, vi } from 'vitest';
-import type { TurnTicket } from '../../src/coordination.js';
 import type { Task } from '../../src/model/types.js';
 import { Events } from '../../src/runtime/events.js';
 import { Membership } from '../../src/runtime/membership.js';
+import type { QueueSlot } from '../../src/store/index.js';
 import { gate, recordingLogger, textParts } from './helpers.js';
 
 const TTL = 1000;
@@ -35,7 +35,7 @@ function setup(store = new MemoryStore()) {
 }
 
 /** A task with a turn of `workerId` running on it, written as that worker's runtime would. */
-async function runningTurn(store: MemoryStore, workerId: string, taskId: string): Promise<TurnTicket> {
+async function runningTurn(store: MemoryStore, workerId: string, taskId: string): Promise<QueueSlot> {
   const messageId = `msg-${taskId}`;
   const task: Task = {
     kind: 'task',
@@ -49,7 +49,7 @@ async function runningTurn(store: MemoryStore, workerId: string, taskId: string)
     expectedVersion: 0,
     task,
     events: [task],
-    enqueueTurn: { turnId: messageId, workerId },
+    enqueueTurn: { messageId: messageId, workerId },
   });
   if (turn === undefined) throw new Error('the store returned no slot');
   return turn;
@@ -98,7 +98,7 @@ describe('membership', () => {
     const slot = await runningTurn(store, 'dead', 'ended');
     const record = await store.getTask('ended');
     if (record === undefined) throw new Error('no task');
-    const end = events.turnEnd(record.task, slot.turnId);
+    const end = events.turnEnd(record.task, slot.messageId);
     await store.commit({ taskId: 'ended', expectedVersion: record.version, task: record.task, events: [end] });
     await membership.join();
     clock.now += 200;

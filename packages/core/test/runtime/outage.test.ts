@@ -7,7 +7,7 @@
  */
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { describe, expect, it } from 'vitest';
-import type { A2AStore } from '../../src/store.js';
+import type { A2AStore } from '../../src/store/index.js';
 import {
   asTask,
   gate,

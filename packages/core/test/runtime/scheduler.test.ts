@@ -32,7 +32,7 @@ function wrapped(store: MemoryStore): MemoryStore {
 function turnOf(store: MemoryStore, taskId: string): Turn {
   const messageId = `msg-${taskId}`;
   const task: Task = { kind: 'task', id: taskId, contextId: 'ctx', status: { state: 'working', timestamp: '' } };
-  const slot = { contextId: 'ctx', position: 1, taskId, turnId: messageId, workerId: 'w' };
+  const slot = { contextId: 'ctx', position: 1, taskId, messageId, workerId: 'w' };
   const message = userMessage('x');
   return new Turn(
     messageId,

@@ -5,7 +5,7 @@
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { describe, expect, it } from 'vitest';
 import type { StreamResult } from '../../src/model/types.js';
-import type { Unsubscribe } from '../../src/store.js';
+import type { Unsubscribe } from '../../src/store/index.js';
 import { asTask, delay, useRuntimes, userMessage } from './helpers.js';
 
 const start = useRuntimes();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { A2AError, VersionConflictError } from '../../src/errors.js';
 import { applyEvents } from '../../src/model/task-state.js';
-import type { CommitRequest, TaskStore } from '../../src/store.js';
+import type { CommitRequest, TaskStore } from '../../src/store/index.js';
 import {
   appendEvents,
   appendWithRetry,

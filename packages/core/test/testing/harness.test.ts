@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { A2AStore, StoreCapabilities } from '../../src/store.js';
+import type { A2AStore, StoreCapabilities } from '../../src/store/index.js';
 import { defineModule } from '../../src/testing/harness.js';
 import {
   type ConformanceOptions,

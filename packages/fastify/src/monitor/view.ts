@@ -11,7 +11,7 @@ import {
   type PushDelivery,
   statusTimestampOf,
   type TaskRecord,
-  type TurnTicket,
+  type QueueSlot,
   type WorkerRecord,
 } from '@fastify-a2a/core';
 
@@ -80,7 +80,7 @@ export class QueueView {
 
   constructor(workers: WorkerRecord[]) {
     this.workers = workers;
-    const byContext = new Map<string, TurnTicket[]>();
+    const byContext = new Map<string, QueueSlot[]>();
     for (const ticket of workers.flatMap((worker) => worker.turns)) {
       const queue = byContext.get(ticket.contextId);
       if (queue === undefined) byContext.set(ticket.contextId, [ticket]);
@@ -92,7 +92,7 @@ export class QueueView {
         if (this.#byTask.has(ticket.taskId)) continue;
         this.#byTask.set(ticket.taskId, {
           workerId: ticket.workerId,
-          turnId: ticket.turnId,
+          turnId: ticket.messageId,
           queuePosition: index,
           position: ticket.position,
         });

@@ -312,7 +312,7 @@ for (const [name, makeStore] of Object.entries(STORES)) {
       const stuck = await store.enqueueTurn({
         contextId: toCancel.contextId,
         taskId: toCancel.id,
-        turnId: 'stuck-turn',
+        messageId: 'stuck-turn',
         workerId: ((await get(url, '/agents')).body as { workerId: string }).workerId,
       });
       const behind = await send(url, 'behind the stuck slot', ALICE, { contextId: toCancel.contextId });

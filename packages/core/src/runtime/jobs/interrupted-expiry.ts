@@ -16,7 +16,7 @@
 import { A2AError } from '../../errors.js';
 import { applyEvents } from '../../model/task-state.js';
 import { INTERRUPTED_STATES } from '../../model/types.js';
-import { type A2AStore, type Clock, statusTimestampOf, type TaskRecord } from '../../store.js';
+import { type A2AStore, type Clock, statusTimestampOf, type TaskRecord } from '../../store/index.js';
 import type { Events } from '../events.js';
 import type { InterruptedExpiryOptions, RuntimeLogger } from '../options.js';
 import type { JobSpec } from './background.js';

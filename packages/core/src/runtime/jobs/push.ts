@@ -32,7 +32,7 @@ import { isFinalState, type Task, type TaskEvent } from '../../model/types.js';
 import { protoJson1_0 } from '../../protocol/v1_0/codec.js';
 import type { DestinationPolicy } from '../../push/destination.js';
 import { deliverJson, type WebhookResult } from '../../push/webhook.js';
-import type { A2AStore, Clock, PushClaimKey, PushDelivery, PushStore, StoredPushConfig } from '../../store.js';
+import type { A2AStore, Clock, PushClaimKey, PushDelivery, PushStore, StoredPushConfig } from '../../store/index.js';
 import { monotonicSeconds, noTelemetry, type PushTelemetry, type Telemetry } from '../../telemetry.js';
 import type { PushOptions, RuntimeLogger } from '../options.js';
 import { destinationPolicy } from '../push-configs.js';

@@ -1,6 +1,6 @@
 /** Retention: the periodic purge of terminal tasks nobody has touched for `ttlMs`. */
 
-import type { A2AStore, Clock } from '../../store.js';
+import type { A2AStore, Clock } from '../../store/index.js';
 import type { RetentionOptions, RuntimeLogger } from '../options.js';
 import type { JobSpec } from './background.js';
 

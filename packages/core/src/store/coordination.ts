@@ -8,11 +8,13 @@
  * Every store implements it; the memory store does so in-process, SQLite and Postgres in tables
  * that all workers share.
  */
+import type { StoreCallContext } from './call-context.js';
 
-import type { CommitRequest, StoreCallContext } from './store.js';
-
-/** A turn waiting for, or holding, its context. */
-export interface TurnTicket {
+/**
+ * The slot a user message holds in its context's queue: waiting for the context, or holding it
+ * while its turn runs.
+ */
+export interface QueueSlot {
   contextId: string;
   /**
    * Position in the context's queue: increases with arrival (commit order of enqueueTurn), across
@@ -20,8 +22,11 @@ export interface TurnTicket {
    */
   position: number;
   taskId: string;
-  /** The messageId of the user message that started the turn. */
-  turnId: string;
+  /**
+   * The messageId of the user message that started the turn (stored in the `turn_id` column of the
+   * SQL stores, named before this field was).
+   */
+  messageId: string;
   /** The worker that received the message and runs the turn. */
   workerId: string;
 }
@@ -29,21 +34,22 @@ export interface TurnTicket {
 export interface EnqueueTurnRequest {
   contextId: string;
   taskId: string;
-  turnId: string;
+  /** The messageId of the user message the turn answers. */
+  messageId: string;
   workerId: string;
 }
 
 export type TurnReadiness =
   | { ready: true }
   /** The turn ahead of this one; wait for it (its task's notifications tell when it may be done). */
-  | { ready: false; ahead: TurnTicket };
+  | { ready: false; ahead: QueueSlot };
 
 export interface ExpiredWorker {
   workerId: string;
   /** Epoch ms of its last heartbeat. */
   lastHeartbeat: number;
   /** Its turns still queued or running, in queue order. */
-  turns: TurnTicket[];
+  turns: QueueSlot[];
 }
 
 /**
@@ -75,7 +81,7 @@ export interface WorkerRecord {
    */
   description: WorkerDescription | null;
   /** Its turns still queued or running, in queue order (running ones first within each context). */
-  turns: TurnTicket[];
+  turns: QueueSlot[];
 }
 
 export interface MessageIndexEntry {
@@ -101,21 +107,21 @@ export interface CoordinationStore {
    * Appends a turn to its context's queue. Positions grow in the order enqueue calls commit, across
    * all workers sharing the store (arrival order); the turn may start once nothing is ahead of it.
    */
-  enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<TurnTicket>;
+  enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<QueueSlot>;
 
   /**
-   * Whether the ticket is the head of its context's queue; if not, the ticket directly ahead.
-   * A ticket no longer queued is ready when nothing is ahead of its position.
+   * Whether the slot is the head of its context's queue; if not, the slot directly ahead.
+   * A slot no longer queued is ready when nothing is ahead of its position.
    */
-  turnReadiness(ticket: TurnTicket, ctx?: StoreCallContext): Promise<TurnReadiness>;
+  turnReadiness(slot: QueueSlot, ctx?: StoreCallContext): Promise<TurnReadiness>;
 
   /**
-   * Removes the ticket from its queue (turn done, or abandoned). Missing tickets are ignored.
-   * When a ticket was removed, subscribers of `ticket.taskId` are notified with seq 0 (in other
+   * Removes the slot from its queue (turn done, or abandoned). Missing slots are ignored.
+   * When a slot was removed, subscribers of `slot.taskId` are notified with seq 0 (in other
    * processes too where the store can: Postgres NOTIFY), so the turn waiting behind it looks at
    * the queue again at once; stream followers ignore a seq they already have.
    */
-  finishTurn(ticket: TurnTicket, ctx?: StoreCallContext): Promise<void>;
+  finishTurn(slot: QueueSlot, ctx?: StoreCallContext): Promise<void>;
 
   /**
    * Atomically claims every worker whose lease ended before `now` (other than `exceptWorkerId`):
@@ -162,7 +168,7 @@ export interface CoordinationStore {
   removeWorker(workerId: string, ctx?: StoreCallContext): Promise<void>;
 
   /** Turns of a worker still in the queue (graceful shutdown, diagnostics). */
-  listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<TurnTicket[]>;
+  listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<QueueSlot[]>;
 
   /**
    * The task a user message with this id was committed to by `owner`: every `message` event, and

@@ -1,0 +1,36 @@
+/**
+ * What a store can do, as data (abstract-level's manifest). The conformance suite skips a module
+ * only when the store declares the capability false; users read it too.
+ */
+export interface StoreCapabilities {
+  /** Data survives close() and a new instance on the same location. */
+  durable: boolean;
+  /** Events committed by one process reach subscribers in another. */
+  crossProcess: boolean;
+  /** purgeExpired() deletes terminal tasks and their contexts. */
+  ttl: boolean;
+  /** Several agents (namespaces) can share one database without seeing each other. */
+  namespaces: boolean;
+  /**
+   * listTasks() pages through all tasks (A2A ListTasks). Optional, so a store written before it
+   * existed still satisfies the contract: absent means false.
+   */
+  listTasks?: boolean;
+  /**
+   * The {@link PushStore} methods are present: push notification configs kept with their task, and
+   * the delivery state (cursor, retries, claims) the push delivery job works from. Optional like
+   * `listTasks`: absent means false.
+   */
+  push?: boolean;
+  /**
+   * listInterruptedTasks() finds interrupted tasks by age, for the runtime's `interruptedExpiry`.
+   * Optional like `listTasks`: absent means false (the runtime then refuses the option).
+   */
+  interruptedTasks?: boolean;
+  /**
+   * The cluster-wide view an operator's monitor reads is present: {@link CoordinationStore.joinWorker},
+   * {@link CoordinationStore.listWorkers} and {@link EventNotifier.subscribeAll}. Optional like
+   * `listTasks`: absent means false.
+   */
+  cluster?: boolean;
+}
