@@ -11,6 +11,10 @@
  * database in the order they were made.
  */
 
+import type { CommitRequest, CommitResult, StoreCallContext } from '@fastify-a2a/core';
+import pg from 'pg';
+import { statementName } from './statements.js';
+
 export interface Queued {
   /** What the entry locks in the database; see the module comment. */
   readonly keys: readonly string[];
@@ -83,6 +87,232 @@ export class CommitQueue<T extends Queued> {
       const idle = this.#idle;
       this.#idle = undefined;
       idle();
+    }
+  }
+}
+
+// ---- Batches on their own connections ----
+
+/** What a commit statement returns: one row when written (the enqueued turn's position, if any). */
+export interface CommitRow {
+  position: string | number | null;
+}
+
+/** A commit, checked and turned into its statement. */
+export interface PreparedCommit extends Queued {
+  request: CommitRequest;
+  text: string;
+  values: unknown[];
+  /** The task's version once written. */
+  version: number;
+  /** The message index scope of its ids ('' for none). */
+  scope: string;
+  messageIds: string[];
+  ctx: StoreCallContext | undefined;
+}
+
+export interface QueuedCommit extends PreparedCommit {
+  resolve(result: CommitResult): void;
+  reject(error: unknown): void;
+}
+
+type BatchOutcome =
+  | { kind: 'committed'; rows: CommitRow[][] }
+  /** The server rolled the whole batch back, or it was never sent: running its commits again is safe. */
+  | { kind: 'rolledBack' }
+  /** The connection failed: the batch may or may not be written. */
+  | { kind: 'unknown'; error: unknown };
+
+/**
+ * Batches of group commit in flight at once, each on its own connection: two, so that one batch
+ * is being built and sent while the other waits for its WAL flush. More lanes did not help on
+ * the bench machine (bench/GROUP_COMMIT.md).
+ */
+const COMMIT_LANES = 2;
+/** At most this many commits per batch, so that one batch holds its row locks briefly. */
+const MAX_BATCH = 128;
+
+/** What {@link GroupCommit} needs of its store. */
+export interface GroupCommitHost {
+  /** The store's pool, whose settings the lanes' connections take; throws when the store is not open. */
+  pool(): pg.Pool;
+  /** Runs one commit alone on the pool; no rows back means a version conflict. */
+  execute(commit: PreparedCommit): Promise<CommitRow[]>;
+  /** What a commit statement's rows mean: a conflict, or the result (after telling subscribers). */
+  settle(commit: PreparedCommit, rows: CommitRow[]): Promise<CommitResult>;
+  /** The error to give the commits of a batch whose outcome is unknown. */
+  failure(error: unknown): unknown;
+  /** Whether statements go as named prepared statements. */
+  readonly preparedStatements: boolean;
+  /** The `application_name` of the lanes' connections. */
+  readonly applicationName: string;
+}
+
+/**
+ * Group commit: commits of different tasks made while earlier ones are on their way go to the
+ * database together, each batch pipelined on one of {@link COMMIT_LANES} connections of its own.
+ */
+export class GroupCommit {
+  readonly #host: GroupCommitHost;
+  readonly #queue: CommitQueue<QueuedCommit>;
+  /** Each lane's connection, while connecting and once connected. */
+  readonly #laneClients: (Promise<pg.Client> | undefined)[] = [];
+  readonly #laneConnections: (pg.Client | undefined)[] = [];
+
+  constructor(host: GroupCommitHost) {
+    this.#host = host;
+    this.#queue = new CommitQueue(COMMIT_LANES, MAX_BATCH, (batch, lane) => this.#runBatch(batch, lane));
+  }
+
+  push(commit: QueuedCommit): void {
+    this.#queue.push(commit);
+  }
+
+  /** Resolves once nothing is queued or in flight. */
+  drained(): Promise<void> {
+    return this.#queue.drained();
+  }
+
+  /** Ends the lanes' connections (after {@link drained}). */
+  async close(): Promise<void> {
+    const lanes = this.#laneClients.splice(0);
+    this.#laneConnections.splice(0);
+    await Promise.all(lanes.map(async (client) => (await client?.catch(() => undefined))?.end().catch(() => {})));
+  }
+
+  /**
+   * One batch of group commit. A batch of one is the plain statement on the pool (no BEGIN/COMMIT:
+   * light load pays nothing). A larger one goes as BEGIN, each commit's statement, COMMIT, all
+   * pipelined on the lane's own connection: one round trip and one WAL flush for the whole batch,
+   * each statement still checking its own expected version (no rows back: that commit alone
+   * conflicts; it wrote nothing, and the others go on).
+   *
+   * Why not a SAVEPOINT per commit: with the statements pipelined, a failed one cannot be rolled
+   * back to its savepoint before the next runs (that takes a round trip per commit, which is what
+   * batching saves), and a version conflict is not an error anyway. What does fail a statement
+   * (a duplicate message id: a unique violation; a deadlock with another worker's batch; bad
+   * data) is rare, so then the whole transaction rolls back (Postgres answers the COMMIT with
+   * ROLLBACK) and each commit of the batch runs again alone, getting its own result: commits of
+   * one task in order, different tasks concurrently. Nor one multi-row statement: a statement
+   * cannot see its own writes, so two commits of one task could not share it, and one duplicate
+   * would fail them all with no way to tell which. Measurements: bench/GROUP_COMMIT.md.
+   *
+   * Never rejects: every commit of the batch is settled.
+   */
+  async #runBatch(batch: QueuedCommit[], lane: number): Promise<void> {
+    const settle = async (commit: QueuedCommit, rows: () => Promise<CommitRow[]>): Promise<void> => {
+      try {
+        commit.resolve(await this.#host.settle(commit, await rows()));
+      } catch (error) {
+        commit.reject(error);
+      }
+    };
+    const alone = async (commits: QueuedCommit[]): Promise<void> => {
+      const byTask = new Map<string, QueuedCommit[]>();
+      for (const commit of commits) {
+        const ofTask = byTask.get(commit.request.taskId);
+        if (ofTask === undefined) byTask.set(commit.request.taskId, [commit]);
+        else ofTask.push(commit);
+      }
+      await Promise.all(
+        [...byTask.values()].map(async (ofTask) => {
+          for (const commit of ofTask) await settle(commit, () => this.#host.execute(commit));
+        }),
+      );
+    };
+    if (batch.length === 1) return alone(batch);
+    let outcome: BatchOutcome;
+    try {
+      outcome = await this.#pipeline(batch, lane);
+    } catch (error) {
+      outcome = { kind: 'unknown', error };
+    }
+    if (outcome.kind === 'rolledBack') return alone(batch);
+    if (outcome.kind === 'unknown') {
+      // The connection failed, perhaps after the COMMIT reached the server: whether the batch was
+      // written is unknown, as for a lone commit whose connection drops. Say so; never run it again.
+      const error = this.#host.failure(outcome.error);
+      for (const commit of batch) commit.reject(error);
+      return;
+    }
+    await Promise.all(batch.map((commit, i) => settle(commit, async () => outcome.rows[i] as CommitRow[])));
+  }
+
+  /** BEGIN, the batch's statements and COMMIT, pipelined on the lane's connection. */
+  async #pipeline(batch: QueuedCommit[], lane: number): Promise<BatchOutcome> {
+    let client: pg.Client | undefined;
+    try {
+      client = await this.#laneClient(lane);
+      // Lost while we waited (its 'error' or 'end' dropped it): once more, on a new one.
+      if (this.#laneConnections[lane] !== client) client = await this.#laneClient(lane);
+    } catch {
+      client = undefined;
+    }
+    // Nothing was sent: the pool may still serve them (the error, if any, comes from there).
+    if (client === undefined || this.#laneConnections[lane] !== client) return { kind: 'rolledBack' };
+    const statement = ({ text, values }: PreparedCommit) =>
+      this.#host.preparedStatements ? { name: statementName(text), text, values } : { text, values };
+    const begin = client.query('BEGIN');
+    const results = batch.map((commit) => client.query<CommitRow>(statement(commit)));
+    const commit = client.query('COMMIT');
+    const settled = await Promise.allSettled([begin, ...results, commit]);
+    const end = settled[settled.length - 1] as PromiseSettledResult<pg.QueryResult>;
+    const failed = settled.some((result) => result.status === 'rejected');
+    if (!failed && end.status === 'fulfilled' && end.value.command === 'COMMIT') {
+      return {
+        kind: 'committed',
+        rows: settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<pg.QueryResult<CommitRow>>).value.rows),
+      };
+    }
+    // Running the commits again is safe only on the server's word that none was written. The
+    // first failure decides: a statement's own error (ERROR: the transaction is aborted and can
+    // never commit; FATAL: the backend ended before the COMMIT), or BEGIN's FATAL (the backend
+    // ended before running anything, e.g. an idle connection killed as the batch was sent).
+    // Anything else (the connection lost with no word, an error at COMMIT) leaves it unknown.
+    const first = settled.findIndex((result) => result.status === 'rejected');
+    const reason = first < 0 ? undefined : (settled[first] as PromiseRejectedResult).reason;
+    const dbError = reason instanceof pg.DatabaseError ? reason : undefined;
+    if (dbError?.severity !== 'ERROR') this.#dropLane(lane, client);
+    const inside = first > 0 && first < settled.length - 1;
+    if (dbError !== undefined && (inside || (first === 0 && dbError.severity === 'FATAL')))
+      return { kind: 'rolledBack' };
+    const error = reason ?? new Error(`COMMIT answered ${end.status === 'fulfilled' ? end.value.command : 'nothing'}`);
+    return { kind: 'unknown', error };
+  }
+
+  /** Forgets the lane's connection (if it is still `client`) and ends it. */
+  #dropLane(lane: number, client: pg.Client): void {
+    if (this.#laneConnections[lane] !== client) return;
+    this.#laneConnections[lane] = undefined;
+    this.#laneClients[lane] = undefined;
+    void client.end().catch(() => {});
+  }
+
+  /** The lane's pipelining connection, connected on first use and again after it failed. */
+  async #laneClient(lane: number): Promise<pg.Client> {
+    const existing = this.#laneClients[lane];
+    if (existing !== undefined) return existing;
+    const pool = this.#host.pool();
+    const connecting = (async () => {
+      const client = new pg.Client({
+        ...pool.options,
+        pipeline: true,
+        application_name: this.#host.applicationName,
+      } as pg.ClientConfig);
+      // A dropped connection must not crash the process: forget it, the next batch connects anew
+      // (the batch it was running gets its error from its queries).
+      client.on('error', () => this.#dropLane(lane, client));
+      client.on('end', () => this.#dropLane(lane, client));
+      await client.connect();
+      this.#laneConnections[lane] = client;
+      return client;
+    })();
+    this.#laneClients[lane] = connecting;
+    try {
+      return await connecting;
+    } catch (error) {
+      if (this.#laneClients[lane] === connecting) this.#laneClients[lane] = undefined;
+      throw error;
     }
   }
 }

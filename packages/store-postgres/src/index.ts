@@ -8,4 +8,4 @@ export {
   migrationSql,
   migrations,
 } from './migrations.js';
-export { PostgresStore, type PostgresStoreOptions } from './postgres-store.js';
+export { PostgresStore, type PostgresStoreOptions } from './store.js';

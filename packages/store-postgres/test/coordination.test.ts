@@ -173,7 +173,12 @@ describe('turn queue across instances', () => {
     const namespace = freshNamespace();
     const finisher = await openStore({ namespace, listen: false });
     const waiter = await openStore({ namespace });
-    const ticket = await finisher.enqueueTurn({ contextId: 'ctx', taskId: 'task-ahead', messageId: 'm', workerId: 'w' });
+    const ticket = await finisher.enqueueTurn({
+      contextId: 'ctx',
+      taskId: 'task-ahead',
+      messageId: 'm',
+      workerId: 'w',
+    });
     await waiter.enqueueTurn({ contextId: 'ctx', taskId: 'task-behind', messageId: 'm2', workerId: 'w2' });
     const heardThere: number[] = [];
     const heardHere: number[] = [];
@@ -195,7 +200,12 @@ describe('turn queue across instances', () => {
     const namespace = freshNamespace();
     const finisher = await openStore({ namespace, listen: false });
     const listener = await openStore({ namespace });
-    const ticket = await finisher.enqueueTurn({ contextId: 'alone', taskId: 'task-alone', messageId: 'm', workerId: 'w' });
+    const ticket = await finisher.enqueueTurn({
+      contextId: 'alone',
+      taskId: 'task-alone',
+      messageId: 'm',
+      workerId: 'w',
+    });
     const heard: number[] = [];
     listener.subscribe('task-alone', (seq) => heard.push(seq));
     await finisher.finishTurn(ticket);

@@ -13,4 +13,4 @@ export {
   DEFAULT_POLL_INTERVAL_MS,
   SqliteStore,
   type SqliteStoreOptions,
-} from './sqlite-store.js';
+} from './store.js';

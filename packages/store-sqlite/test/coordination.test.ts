@@ -11,13 +11,13 @@ import {
   DuplicateMessageError,
   type Message,
   messageDigest,
-  type Task,
   type QueueSlot,
+  type Task,
 } from '@fastify-a2a/core';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MIGRATIONS_TABLE, migrate, migrations, SqliteStore, type SqliteStoreOptions } from '../src/index.js';
-import { TASKS_UPDATED_SINCE_SQL } from '../src/sqlite-store.js';
+import { TASKS_UPDATED_SINCE_SQL } from '../src/statements.js';
 import { makeTask, manualClock, tempDir } from './helpers.js';
 
 let dir: string;

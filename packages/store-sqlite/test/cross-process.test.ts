@@ -4,7 +4,7 @@
  */
 
 import { join } from 'node:path';
-import { type CommitRequest, type Message, messageDigest, type Task, type QueueSlot } from '@fastify-a2a/core';
+import { type CommitRequest, type Message, messageDigest, type QueueSlot, type Task } from '@fastify-a2a/core';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SqliteStore } from '../src/index.js';
 import { makeTask, runChild, tempDir } from './helpers.js';

@@ -12,3 +12,5 @@ export * from './kit.js';
 export * from './message-digest.js';
 export * from './push.js';
 export * from './request-checks.js';
+export * from './sql-rows.js';
+export * from './subscribers.js';

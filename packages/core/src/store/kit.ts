@@ -1,5 +1,49 @@
-import type { Message, TaskEvent } from '../model/types.js';
+/**
+ * What every store repeats: the task states it selects by, the key of the anonymous scope, the
+ * status timestamp it sorts by, the messages it indexes at commit, and ListTasks' filter shapes and
+ * page. Shared here so that a new store writes its queries, not this logic again.
+ */
+
+import { INTERRUPTED_STATES, type Message, type TaskEvent, type TaskState, TERMINAL_STATES } from '../model/types.js';
+import type { TaskListPage, TaskListQuery, TaskRecord } from './contract.js';
 import { messageDigest } from './message-digest.js';
+
+/** Every task state (§6.3), in the order of the spec's list; a missing or unknown one fails to compile. */
+export const TASK_STATES: readonly TaskState[] = Object.keys({
+  submitted: true,
+  working: true,
+  'input-required': true,
+  completed: true,
+  canceled: true,
+  failed: true,
+  rejected: true,
+  'auth-required': true,
+  unknown: true,
+} satisfies Record<TaskState, true>) as TaskState[];
+
+/**
+ * §6.3: the states that are neither terminal nor interrupted, what {@link TaskStore.listActiveTasks}
+ * selects. The SQL stores' partial indexes on active tasks were created with this list (their
+ * migrations keep a frozen copy).
+ */
+export const ACTIVE_STATES: readonly TaskState[] = TASK_STATES.filter(
+  (state) => !TERMINAL_STATES.has(state) && !INTERRUPTED_STATES.has(state),
+);
+
+/** §6.3: terminal or interrupted, the states a push throttle window does not hold back. */
+export const FINAL_STATES: readonly TaskState[] = [...TERMINAL_STATES, ...INTERRUPTED_STATES];
+
+/** An SQL list literal of state names (constants, never user input): `'submitted', 'working'`. */
+export function sqlStateList(states: Iterable<TaskState>): string {
+  return [...states].map((state) => `'${state}'`).join(', ');
+}
+
+/**
+ * The owner key of the message index (and of the SQL stores' owner index) for commits without an
+ * owner: a key column cannot be NULL, and commits refuse '' as an owner (see
+ * `checkCommitRequest`), so no principal shares this scope.
+ */
+export const ANONYMOUS_SCOPE = '';
 
 /**
  * The sort key {@link TaskStore.listTasks} uses for a task without a status timestamp, or with
@@ -56,4 +100,98 @@ export function indexedMessages(events: readonly TaskEvent[]): IndexedMessage[] 
     messageId: message.messageId,
     digest: messageDigest(message),
   }));
+}
+
+// ---- ListTasks ----
+//
+// A store prepares one statement per combination of the query's filters (a shape, as bits), so
+// that each is one index range; these name the bits, in the order the statements number their
+// parameters.
+
+/** Only one owner's tasks, or those without one. */
+export const LIST_BY_OWNER = 1;
+/** Only one context's tasks. */
+export const LIST_BY_CONTEXT = 2;
+/** Only tasks in one state. */
+export const LIST_BY_STATE = 4;
+/** Only tasks whose status timestamp is at or after a time. */
+export const LIST_SINCE = 8;
+/** Only tasks after a cursor (a page after the first); always the last filter. */
+export const LIST_AFTER = 16;
+/** How many shapes there are: every combination of the bits above. */
+export const LIST_SHAPES = 32;
+
+/**
+ * Appends the values of `query`'s filters to `values`, in bit order (the owner, `null` for the
+ * tasks without one; the context id; the state; the lower status timestamp bound; the cursor's
+ * status timestamp and task id) and returns the query's shape: which statement to run with them.
+ */
+export function pushTaskListFilters(query: TaskListQuery, values: unknown[]): number {
+  const { owner, contextId, state, statusTimestampAfter, after } = query;
+  let shape = 0;
+  if (owner !== undefined) {
+    shape |= LIST_BY_OWNER;
+    values.push(owner);
+  }
+  if (contextId !== undefined) {
+    shape |= LIST_BY_CONTEXT;
+    values.push(contextId);
+  }
+  if (state !== undefined) {
+    shape |= LIST_BY_STATE;
+    values.push(state);
+  }
+  if (statusTimestampAfter !== undefined) {
+    shape |= LIST_SINCE;
+    values.push(statusTimestampAfter);
+  }
+  if (after !== undefined) {
+    shape |= LIST_AFTER;
+    values.push(after.statusTimestamp, after.taskId);
+  }
+  return shape;
+}
+
+/** The SQL condition of each filter of a shape, with its parameters, in bit order. */
+export interface TaskListConditions {
+  owner: string;
+  context: string;
+  state: string;
+  since: string;
+  after: string;
+}
+
+/** The conditions of `shape` joined with AND, after `first` (the namespace's). */
+export function taskListWhere(shape: number, first: string, conditions: TaskListConditions): string {
+  const where = [first];
+  if (shape & LIST_BY_OWNER) where.push(conditions.owner);
+  if (shape & LIST_BY_CONTEXT) where.push(conditions.context);
+  if (shape & LIST_BY_STATE) where.push(conditions.state);
+  if (shape & LIST_SINCE) where.push(conditions.since);
+  if (shape & LIST_AFTER) where.push(conditions.after);
+  return where.join(' AND ');
+}
+
+/** A listed row: what a page needs beyond the record, the key of its place in the list. */
+export interface ListedTaskKey {
+  status_ts: string | number;
+  task_id: string;
+}
+
+/**
+ * The page of `rows`, read with limit + 1 to learn whether more follow: at most `limit` records,
+ * and the key of the last one when more do.
+ */
+export function taskListPage<Row extends ListedTaskKey>(
+  rows: readonly Row[],
+  total: number,
+  limit: number,
+  toRecord: (row: Row) => TaskRecord,
+): TaskListPage {
+  const more = rows.length > limit;
+  const listed = more ? rows.slice(0, limit) : rows;
+  const page: TaskListPage = { records: listed.map(toRecord), total };
+  const last = listed.at(-1);
+  if (more && last !== undefined) page.next = { statusTimestamp: Number(last.status_ts), taskId: last.task_id };
+  return page;
 }

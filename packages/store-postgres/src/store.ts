@@ -1,0 +1,795 @@
+/**
+ * A2AStore on PostgreSQL (node-postgres), for many workers behind a load balancer acting as one
+ * server: every worker opens a PostgresStore on the same database, optimistic versions keep their
+ * writes from overwriting each other, LISTEN/NOTIFY tells each worker's subscribers about events
+ * committed by the others, and the turns, workers and messages tables coordinate them (one turn at
+ * a time per context in arrival order, leases of live workers, user message ids already received).
+ */
+
+import { randomUUID } from 'node:crypto';
+import {
+  A2AError,
+  type A2AStore,
+  ANONYMOUS_SCOPE,
+  type ClaimPushDeliveriesRequest,
+  type Clock,
+  type CommitRequest,
+  type CommitResult,
+  type CompletePushDeliveryRequest,
+  type ContextRecord,
+  type ContextRow,
+  checkCommitRequest,
+  checkPushConfigRequest,
+  DuplicateMessageError,
+  type EnqueueTurnRequest,
+  type EventRow,
+  type ExpiredWorker,
+  type FailPushAttemptRequest,
+  type InterruptedTasksQuery,
+  indexedMessages,
+  LIST_BY_OWNER,
+  type ListTasksOptions,
+  type MessageIndexEntry,
+  type MessageIndexRow,
+  NO_STATUS_TIMESTAMP,
+  type PurgeResult,
+  type PushClaimKey,
+  type PushConfigRecord,
+  type PushConfigRow,
+  type PushDelivery,
+  type PushDeliveryFilter,
+  type PushDeliveryRow,
+  type PushStore,
+  pushTaskListFilters,
+  type QueueSlot,
+  type QueueSlotRow,
+  type SavePushConfigRequest,
+  type StoreCallContext,
+  type StoreCapabilities,
+  type StoredEvent,
+  type StoredPushConfig,
+  Subscribers,
+  statusTimestampOf,
+  systemClock,
+  type TaskListPage,
+  type TaskListQuery,
+  type TaskRecord,
+  type TaskRow,
+  type TurnReadiness,
+  taskListPage,
+  taskNotFound,
+  toContextRecord,
+  toMessageIndexEntry,
+  toPushConfigRecord,
+  toPushDelivery,
+  toQueueSlot,
+  toStoredEvent,
+  toTaskRecord,
+  toWorkerRecord,
+  type Unsubscribe,
+  VersionConflictError,
+  type WorkerDescription,
+  type WorkerDescriptionRow,
+  type WorkerRecord,
+} from '@fastify-a2a/core';
+import pg from 'pg';
+import { describeTarget, messageOf, notOpen, openError, resolveTarget, storeError, type Target } from './errors.js';
+import { type CommitRow, GroupCommit, type PreparedCommit } from './group-commit.js';
+import { NotificationListener } from './listener.js';
+import { appliedVersions, LATEST_VERSION, migrate, pendingMigrations } from './migrations.js';
+import { CommitNotifier } from './notifier.js';
+import {
+  checkOptions,
+  DEFAULT_CONNECTION_TIMEOUT_MS,
+  type PostgresStoreOptions,
+  RECONNECT_MAX_DELAY_MS,
+  RECONNECT_MIN_DELAY_MS,
+} from './options.js';
+import type { ListedRow } from './rows.js';
+import { notificationChannel, turnLockKey } from './sql.js';
+import { statementName, statements } from './statements.js';
+
+export type { PostgresStoreOptions } from './options.js';
+
+/** The first id that occurs twice, or undefined. */
+function firstRepeat(ids: readonly string[]): string | undefined {
+  const seen = new Set<string>();
+  for (const id of ids) {
+    if (seen.has(id)) return id;
+    seen.add(id);
+  }
+  return undefined;
+}
+
+export class PostgresStore implements A2AStore, PushStore {
+  readonly supports: StoreCapabilities;
+  /** The schema holding the tables. */
+  readonly schema: string;
+  /** The namespace this store reads and writes. */
+  readonly namespace: string;
+  /** Whether statements go as named prepared statements (the `preparedStatements` option). */
+  readonly preparedStatements: boolean;
+
+  readonly #options: Readonly<PostgresStoreOptions>;
+  readonly #clock: Clock;
+  readonly #sql: ReturnType<typeof statements>;
+  readonly #channel: string;
+  readonly #notifier: CommitNotifier;
+  readonly #target: Target;
+  readonly #subscribers: Subscribers;
+  /** Set while open (or opening). */
+  #pool: pg.Pool | undefined;
+  #listener: NotificationListener | undefined;
+  #opening: Promise<void> | undefined;
+  #closing: Promise<void> | undefined;
+  #open = false;
+  #closed = false;
+  /** Undefined when `groupCommit: false`. */
+  readonly #groupCommit: GroupCommit | undefined;
+
+  constructor(options: PostgresStoreOptions = {}) {
+    checkOptions(options);
+    this.#options = { ...options };
+    this.schema = options.schema ?? 'a2a';
+    this.namespace = options.namespace ?? 'default';
+    this.#clock = options.clock ?? systemClock;
+    this.#sql = statements(this.schema);
+    this.#channel = notificationChannel(this.schema, this.namespace);
+    try {
+      this.#target = resolveTarget(options.pool?.options ?? this.#poolConfig());
+    } catch (error) {
+      throw new A2AError(
+        'INVALID_OPTIONS',
+        `PostgresStore: the connection settings are not valid (${messageOf(error)}). Write connectionString as postgres://user:password@host:5432/database.`,
+        { cause: error },
+      );
+    }
+    this.preparedStatements = options.preparedStatements ?? true;
+    this.#subscribers = new Subscribers(options.onListenerError);
+    this.#notifier = new CommitNotifier({
+      pool: () => this.#pool,
+      statement: this.#sql.notify,
+      channel: this.#channel,
+      onError: (error, payloads) => this.#options.onListenerError?.(storeError(error, this.#target), payloads),
+    });
+    this.#groupCommit =
+      options.groupCommit === false
+        ? undefined
+        : new GroupCommit({
+            pool: () => this.#ready(),
+            execute: (commit) => this.#execute(commit),
+            settle: (commit, rows) => this.#settle(commit, rows, commit.ctx),
+            failure: (error) => storeError(error, this.#target),
+            preparedStatements: this.preparedStatements,
+            applicationName: `fastify-a2a commit ${this.#channel}`,
+          });
+    const listen = options.listen ?? true;
+    this.supports = {
+      durable: true,
+      crossProcess: listen,
+      ttl: true,
+      namespaces: true,
+      listTasks: true,
+      push: true,
+      interruptedTasks: true,
+      cluster: true,
+    };
+  }
+
+  #poolConfig(): pg.PoolConfig {
+    const { connectionString, poolConfig } = this.#options;
+    return {
+      connectionTimeoutMillis: DEFAULT_CONNECTION_TIMEOUT_MS,
+      ...poolConfig,
+      ...(connectionString === undefined ? {} : { connectionString }),
+    };
+  }
+
+  get #ownsPool(): boolean {
+    return this.#options.pool === undefined || this.#options.closePool === true;
+  }
+
+  /** Connects, migrates (or checks the schema when `migrate: false`) and starts listening. Idempotent. */
+  open(): Promise<void> {
+    if (this.#open) return Promise.resolve();
+    this.#opening ??= this.#doOpen().finally(() => {
+      this.#opening = undefined;
+    });
+    return this.#opening;
+  }
+
+  async #doOpen(): Promise<void> {
+    await this.#closing;
+    const pool = this.#options.pool ?? new pg.Pool(this.#poolConfig());
+    // An idle pooled connection dropped by the server emits 'error' on the pool, which would crash
+    // the process without a listener. The next query gets a fresh connection or reports the failure.
+    if (this.#options.pool === undefined) pool.on('error', () => {});
+    let listener: NotificationListener | undefined;
+    try {
+      if (this.#options.migrate ?? true) {
+        await migrate(pool, this.schema);
+      } else {
+        const pending = pendingMigrations(await appliedVersions(pool, this.schema));
+        if (pending.length > 0) throw this.#notMigrated(pending.map((m) => m.version));
+      }
+      if (this.supports.crossProcess) {
+        listener = this.#createListener(pool);
+        await listener.start();
+      }
+    } catch (error) {
+      await listener?.close();
+      if (this.#options.pool === undefined) await pool.end().catch(() => {});
+      throw openError(error, this.#target);
+    }
+    this.#pool = pool;
+    this.#listener = listener;
+    this.#open = true;
+    this.#closed = false;
+  }
+
+  #notMigrated(missing: number[]): A2AError {
+    return new A2AError(
+      'STORE_UNAVAILABLE',
+      `The schema "${this.schema}" at ${describeTarget(this.#target)} is missing migration(s) ${missing.join(', ')} ` +
+        `(this release needs 1 to ${LATEST_VERSION}) and the store was created with migrate: false. ` +
+        `Have a DBA apply the SQL from migrationSql(${JSON.stringify(this.schema)}) (exported by @fastify-a2a/store-postgres), ` +
+        'or set migrate: true to let the store apply it.',
+      { data: { schema: this.schema, missing } },
+    );
+  }
+
+  #createListener(pool: pg.Pool): NotificationListener {
+    return new NotificationListener({
+      channel: this.#channel,
+      // A dedicated client with the pool's settings. TCP keepalive notices a silently dead peer.
+      createClient: () =>
+        new pg.Client({
+          ...pool.options,
+          keepAlive: true,
+          keepAliveInitialDelayMillis: 10_000,
+          application_name: `fastify-a2a listen ${this.#channel}`,
+        }),
+      onNotification: (payload) => {
+        const at = payload.lastIndexOf(':');
+        const seq = Number(payload.slice(at + 1));
+        if (at > 0 && Number.isInteger(seq)) this.#subscribers.notify(payload.slice(0, at), seq);
+      },
+      onReconnect: async (client) => {
+        // Notifications sent while we were disconnected are gone: tell every subscriber the
+        // task's current version, and they read what they missed from the log.
+        // subscribeAll's listeners cannot be told what they missed: ('', 0) asks them to read again.
+        if (this.#subscribers.allListeners > 0) this.#subscribers.notify('', 0);
+        const taskIds = [...this.#subscribers.taskIds()];
+        if (taskIds.length === 0) return;
+        const { rows } = await client.query<{ task_id: string; version: number }>(this.#sql.versions, [
+          this.namespace,
+          taskIds,
+        ]);
+        for (const row of rows) this.#subscribers.notify(row.task_id, row.version);
+      },
+      minDelayMs: RECONNECT_MIN_DELAY_MS,
+      maxDelayMs: RECONNECT_MAX_DELAY_MS,
+    });
+  }
+
+  /** Stops listening and ends the pool if the store created it (or `closePool: true`). Idempotent. */
+  close(): Promise<void> {
+    this.#closing ??= this.#doClose().finally(() => {
+      this.#closing = undefined;
+    });
+    return this.#closing;
+  }
+
+  async #doClose(): Promise<void> {
+    await this.#opening?.catch(() => {});
+    if (!this.#open) return;
+    // Commits already accepted finish first (their batches need the pool and the lane connections).
+    await this.#groupCommit?.drained();
+    this.#open = false;
+    this.#closed = true;
+    // No await before the pool is gone: a commit made from here on is refused as closed.
+    const pool = this.#pool;
+    const listener = this.#listener;
+    this.#pool = undefined;
+    this.#listener = undefined;
+    await this.#groupCommit?.close();
+    await listener?.close();
+    if (pool !== undefined && this.#ownsPool) await pool.end();
+  }
+
+  /** Whether the LISTEN connection for cross-process notifications is up (see A2AStore). */
+  get notificationsConnected(): boolean {
+    return this.#listener?.connected ?? false;
+  }
+
+  async ping(): Promise<void> {
+    const pool = this.#ready();
+    try {
+      await pool.query('SELECT 1');
+    } catch (error) {
+      throw new A2AError(
+        'STORE_UNAVAILABLE',
+        `The PostgreSQL server at ${describeTarget(this.#target)} does not answer: ${messageOf(error)}.`,
+        { cause: error, data: { ...this.#target } },
+      );
+    }
+  }
+
+  #ready(ctx?: StoreCallContext): pg.Pool {
+    ctx?.signal?.throwIfAborted();
+    if (this.#pool === undefined) throw notOpen(this.#closed);
+    return this.#pool;
+  }
+
+  async #query<R extends pg.QueryResultRow>(
+    text: string,
+    values: unknown[],
+    ctx: StoreCallContext | undefined,
+  ): Promise<pg.QueryResult<R>> {
+    const pool = this.#ready(ctx);
+    try {
+      if (!this.preparedStatements) return await pool.query<R>(text, values);
+      return await pool.query<R>({ name: statementName(text), text, values });
+    } catch (error) {
+      throw storeError(error, this.#target);
+    }
+  }
+
+  /**
+   * One round trip when it succeeds (see `statements`); a conflict costs one more, to say what the
+   * task's version, or the duplicate message's task, is. With `groupCommit` (the default) the
+   * statement may go to the database in one transaction with other commits waiting at the same
+   * moment: see {@link GroupCommit}.
+   */
+  async commit(request: CommitRequest, ctx?: StoreCallContext): Promise<CommitResult> {
+    checkCommitRequest(request, 'PostgresStore');
+    const { taskId, expectedVersion, task, events, enqueueTurn, finishTurn } = request;
+    const owner = request.owner ?? null;
+    const scope = owner ?? ANONYMOUS_SCOPE;
+    const indexed = indexedMessages(events);
+    const messageIds = indexed.map((message) => message.messageId);
+    const repeated = firstRepeat(messageIds);
+    if (repeated !== undefined) {
+      // The second occurrence would be a duplicate of the first; tell about an earlier commit of any
+      // of the ids first, as that is the message the client sent before.
+      throw (await this.#duplicate(scope, messageIds, ctx)) ?? new DuplicateMessageError(repeated);
+    }
+    const version = expectedVersion + events.length;
+    // Serialised here, once: pg would turn a JS array into a Postgres array literal rather than JSON.
+    const values: unknown[] = [
+      this.namespace,
+      taskId,
+      task.contextId,
+      task.status.state,
+      version,
+      JSON.stringify(task),
+      this.#clock(),
+      expectedVersion,
+      events.map((event) => JSON.stringify(event)),
+      messageIds,
+      statusTimestampOf(task),
+      owner,
+      indexed.map((message) => message.digest),
+      request.traceContext ?? null,
+    ];
+    const keys = [`t:${taskId}`];
+    if (enqueueTurn !== undefined) {
+      const lockKey = turnLockKey(this.schema, this.namespace, task.contextId);
+      values.push(enqueueTurn.messageId, enqueueTurn.workerId, lockKey);
+      keys.push(`c:${lockKey}`);
+    }
+    if (finishTurn !== undefined) values.push(finishTurn.position, finishTurn.messageId);
+    const text = this.#sql.commit({
+      create: expectedVersion === 0,
+      enqueue: enqueueTurn !== undefined,
+      finish: finishTurn !== undefined,
+    });
+    const prepared: PreparedCommit = { request, text, values, version, scope, messageIds, ctx, keys };
+    const queue = this.#groupCommit;
+    if (queue === undefined) return this.#settle(prepared, await this.#execute(prepared), ctx);
+    this.#ready(ctx);
+    return new Promise<CommitResult>((resolve, reject) => queue.push({ ...prepared, resolve, reject }));
+  }
+
+  /** Runs one commit statement on the pool; no rows back means a version conflict. */
+  async #execute(commit: PreparedCommit): Promise<CommitRow[]> {
+    const { text, values, scope, messageIds, ctx } = commit;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return (await this.#query<CommitRow>(text, values, ctx)).rows;
+      } catch (error) {
+        const { code, table } = error as { code?: string; table?: string };
+        if (code === '23505' && table === 'messages') {
+          // The row that refused ours was committed (a unique check waits for the other
+          // transaction), so we can read it. Should it be purged in between, the id is free again:
+          // try once more.
+          const duplicate = await this.#duplicate(scope, messageIds, ctx);
+          if (duplicate !== undefined) throw duplicate;
+          if (attempt < 2) continue;
+          throw error;
+        }
+        // A unique violation on tasks means a concurrent create won (ON CONFLICT normally absorbs it).
+        if (code !== '23505' || table !== 'tasks') throw error;
+        return [];
+      }
+    }
+  }
+
+  /** What a commit statement's rows mean: a conflict, or the result (after telling subscribers). */
+  async #settle(commit: PreparedCommit, rows: CommitRow[], ctx: StoreCallContext | undefined): Promise<CommitResult> {
+    const { request, version } = commit;
+    const { taskId, task, enqueueTurn } = request;
+    if (rows.length === 0) {
+      const current = await this.#query<{ version: number }>(this.#sql.version, [this.namespace, taskId], ctx);
+      throw new VersionConflictError(taskId, request.expectedVersion, current.rows[0]?.version);
+    }
+    // Tell this process's subscribers now rather than after the NOTIFY round trip; they get the
+    // NOTIFY too (duplicates are allowed). A turn waiting behind `finishTurn` hears it this way.
+    this.#subscribers.notify(taskId, version);
+    // A task no other process can know of yet (its creating commit, see CommitRequest) needs no NOTIFY.
+    if (request.unknownElsewhere !== true) this.#notifier.notify(taskId, version);
+    if (enqueueTurn === undefined) return { version };
+    const position = Number(rows[0]?.position);
+    const { messageId, workerId } = enqueueTurn;
+    return { version, turn: { contextId: task.contextId, position, taskId, messageId, workerId } };
+  }
+
+  /**
+   * The error for the first of `messageIds` (in event order) that is indexed in the owner scope
+   * `scope`; undefined when none is.
+   */
+  async #duplicate(
+    scope: string,
+    messageIds: string[],
+    ctx: StoreCallContext | undefined,
+  ): Promise<DuplicateMessageError | undefined> {
+    const { rows } = await this.#query<{ message_id: string; task_id: string; context_id: string }>(
+      this.#sql.findMessages,
+      [this.namespace, scope, messageIds],
+      ctx,
+    );
+    const found = new Map(rows.map((row) => [row.message_id, row]));
+    for (const id of messageIds) {
+      const row = found.get(id);
+      if (row !== undefined) return new DuplicateMessageError(id, { taskId: row.task_id, contextId: row.context_id });
+    }
+    return undefined;
+  }
+
+  async getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined> {
+    const { rows } = await this.#query<TaskRow>(this.#sql.getTask, [this.namespace, taskId], ctx);
+    return rows[0] === undefined ? undefined : toTaskRecord(rows[0]);
+  }
+
+  async getVersions(taskIds: readonly string[], ctx?: StoreCallContext): Promise<Map<string, number>> {
+    if (taskIds.length === 0) return new Map();
+    const { rows } = await this.#query<{ task_id: string; version: number }>(
+      this.#sql.versions,
+      [this.namespace, taskIds],
+      ctx,
+    );
+    return new Map(rows.map((row) => [row.task_id, row.version]));
+  }
+
+  async readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]> {
+    const { rows } = await this.#query<EventRow>(
+      this.#sql.readEvents,
+      [this.namespace, taskId, afterSeq, limit ?? null],
+      ctx,
+    );
+    return rows.map(toStoredEvent);
+  }
+
+  async listTasksByContext(
+    contextId: string,
+    options: ListTasksOptions = {},
+    ctx?: StoreCallContext,
+  ): Promise<TaskRecord[]> {
+    const { rows } = await this.#query<TaskRow>(
+      this.#sql.byContext,
+      [this.namespace, contextId, options.limit ?? null],
+      ctx,
+    );
+    return rows.map(toTaskRecord);
+  }
+
+  async listActiveTasks(ctx?: StoreCallContext): Promise<TaskRecord[]> {
+    const { rows } = await this.#query<TaskRow>(this.#sql.active, [this.namespace], ctx);
+    return rows.map(toTaskRecord);
+  }
+
+  async listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
+    const limit = Math.max(0, Math.trunc(query.limit));
+    // The column holds whole milliseconds, which Postgres refuses to compare to a fraction: an
+    // integer timestamp is before x exactly when it is before ⌈x⌉.
+    const values = [this.namespace, Math.ceil(query.before), NO_STATUS_TIMESTAMP, limit];
+    const { rows } = await this.#query<TaskRow>(this.#sql.interrupted, values, ctx);
+    return rows.map(toTaskRecord);
+  }
+
+  /** One round trip: the page (limit + 1 rows, to know whether more follow) and its total. */
+  async listTasks(query: TaskListQuery, ctx?: StoreCallContext): Promise<TaskListPage> {
+    const { limit } = query;
+    // No task has the owner '' (commits refuse it), but the owner index reads '' as "none".
+    if (query.owner === ANONYMOUS_SCOPE) return { records: [], total: 0 };
+    const values: unknown[] = [this.namespace, Math.max(0, Math.trunc(limit)) + 1];
+    const shape = pushTaskListFilters(query, values);
+    if (shape & LIST_BY_OWNER) values[2] ??= ANONYMOUS_SCOPE;
+    // Without a page row (nothing matches after the cursor) the join still gives the total, with
+    // NULL task columns.
+    const { rows } = await this.#query<ListedRow>(this.#sql.list(shape), values, ctx);
+    const listed = rows.filter(
+      (row): row is ListedRow & TaskRow & { status_ts: string | number; task_id: string } => row.task !== null,
+    );
+    return taskListPage(listed, rows[0]?.total ?? 0, limit, toTaskRecord);
+  }
+
+  async getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {
+    const { rows } = await this.#query<ContextRow>(this.#sql.getContext, [this.namespace, contextId], ctx);
+    return rows[0] === undefined ? undefined : toContextRecord(contextId, rows[0]);
+  }
+
+  async setContext(contextId: string, state: unknown, ctx?: StoreCallContext): Promise<void> {
+    // `undefined` (for which JSON.stringify returns undefined) is stored as JSON null.
+    await this.#query(
+      this.#sql.setContext,
+      [this.namespace, contextId, JSON.stringify(state) ?? 'null', this.#clock()],
+      ctx,
+    );
+  }
+
+  async purgeExpired(cutoff: number, ctx?: StoreCallContext): Promise<PurgeResult> {
+    const tasks = await this.#query<{ tasks: number }>(this.#sql.purgeTasks, [this.namespace, cutoff], ctx);
+    const contexts = await this.#query(this.#sql.purgeContexts, [this.namespace, cutoff], ctx);
+    return { tasks: tasks.rows[0]?.tasks ?? 0, contexts: contexts.rowCount ?? 0 };
+  }
+
+  async heartbeat(workerId: string, leaseUntil: number, ctx?: StoreCallContext): Promise<void> {
+    await this.#query(this.#sql.heartbeat, [this.namespace, workerId, leaseUntil, this.#clock()], ctx);
+  }
+
+  /** One round trip; see `enqueue` in `statements` for why positions follow commit order. */
+  async enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<QueueSlot> {
+    const { contextId, taskId, messageId, workerId } = request;
+    const { rows } = await this.#query<{ position: string }>(
+      this.#sql.enqueue,
+      [
+        this.namespace,
+        contextId,
+        taskId,
+        messageId,
+        workerId,
+        this.#clock(),
+        turnLockKey(this.schema, this.namespace, contextId),
+      ],
+      ctx,
+    );
+    return { contextId, position: Number(rows[0]?.position), taskId, messageId, workerId };
+  }
+
+  async turnReadiness(ticket: QueueSlot, ctx?: StoreCallContext): Promise<TurnReadiness> {
+    const { rows } = await this.#query<QueueSlotRow>(
+      this.#sql.ahead,
+      [this.namespace, ticket.contextId, ticket.position],
+      ctx,
+    );
+    return rows[0] === undefined ? { ready: true } : { ready: false, ahead: toQueueSlot(rows[0]) };
+  }
+
+  async finishTurn(ticket: QueueSlot, ctx?: StoreCallContext): Promise<void> {
+    // Sequence 0: "look again", never new events. Waiters behind this turn subscribe to its task;
+    // rowCount is 1 only when the ticket was removed and some turn waits behind it.
+    const { rowCount } = await this.#query(
+      this.#sql.finishTurn,
+      [
+        this.namespace,
+        ticket.contextId,
+        ticket.position,
+        ticket.taskId,
+        ticket.messageId,
+        this.#channel,
+        `${ticket.taskId}:0`,
+      ],
+      ctx,
+    );
+    if (rowCount !== 0) this.#subscribers.notify(ticket.taskId, 0);
+  }
+
+  async claimExpiredWorkers(now: number, exceptWorkerId?: string, ctx?: StoreCallContext): Promise<ExpiredWorker[]> {
+    // One row per turn of a claimed worker, or one row with null turn columns for a worker without turns.
+    const { rows } = await this.#query<
+      Omit<QueueSlotRow, 'context_id'> & { context_id: string | null; last_heartbeat: string | number }
+    >(this.#sql.claimExpired, [this.namespace, now, exceptWorkerId ?? null], ctx);
+    const claimed = new Map<string, ExpiredWorker>();
+    for (const row of rows) {
+      let worker = claimed.get(row.worker_id);
+      if (worker === undefined) {
+        worker = { workerId: row.worker_id, lastHeartbeat: Number(row.last_heartbeat), turns: [] };
+        claimed.set(row.worker_id, worker);
+      }
+      if (row.context_id !== null) worker.turns.push(toQueueSlot({ ...row, context_id: row.context_id }));
+    }
+    return [...claimed.values()];
+  }
+
+  async joinWorker(
+    workerId: string,
+    leaseUntil: number,
+    description: WorkerDescription,
+    ctx?: StoreCallContext,
+  ): Promise<ExpiredWorker | undefined> {
+    const { incarnation, host, pid, startedAt } = description;
+    const { rows } = await this.#query<
+      Omit<QueueSlotRow, 'context_id' | 'worker_id'> & {
+        context_id: string | null;
+        worker_id: string | null;
+        last_heartbeat: string | number | null;
+      }
+    >(
+      this.#sql.joinWorker,
+      [this.namespace, workerId, leaseUntil, this.#clock(), incarnation, host, pid, startedAt],
+      ctx,
+    );
+    const first = rows[0];
+    if (first === undefined) return undefined;
+    const turns: QueueSlot[] = [];
+    for (const row of rows) {
+      if (row.context_id !== null) turns.push(toQueueSlot({ ...row, context_id: row.context_id, worker_id: workerId }));
+    }
+    return { workerId, lastHeartbeat: Number(first.last_heartbeat ?? 0), turns };
+  }
+
+  async listWorkers(ctx?: StoreCallContext): Promise<WorkerRecord[]> {
+    const { rows } = await this.#query<
+      WorkerDescriptionRow & Omit<QueueSlotRow, 'context_id' | 'worker_id'> & { context_id: string | null }
+    >(this.#sql.listWorkers, [this.namespace], ctx);
+    const workers = new Map<string, WorkerRecord>();
+    for (const row of rows) {
+      let worker = workers.get(row.worker_id);
+      if (worker === undefined) {
+        worker = toWorkerRecord(row, []);
+        workers.set(row.worker_id, worker);
+      }
+      if (row.context_id !== null) worker.turns.push(toQueueSlot({ ...row, context_id: row.context_id }));
+    }
+    return [...workers.values()];
+  }
+
+  async removeWorker(workerId: string, ctx?: StoreCallContext): Promise<void> {
+    await this.#query(this.#sql.removeWorker, [this.namespace, workerId], ctx);
+  }
+
+  async listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<QueueSlot[]> {
+    const { rows } = await this.#query<QueueSlotRow>(this.#sql.workerTurns, [this.namespace, workerId], ctx);
+    return rows.map(toQueueSlot);
+  }
+
+  async findMessage(messageId: string, ctx?: StoreCallContext, owner?: string): Promise<MessageIndexEntry | undefined> {
+    this.#ready(ctx);
+    // '' is how the anonymous scope is keyed, not a principal: no commit indexes under owner ''.
+    if (owner === ANONYMOUS_SCOPE) return undefined;
+    const { rows } = await this.#query<MessageIndexRow>(
+      this.#sql.findMessage,
+      [this.namespace, owner ?? ANONYMOUS_SCOPE, messageId],
+      ctx,
+    );
+    return rows[0] === undefined ? undefined : toMessageIndexEntry(rows[0]);
+  }
+
+  // ---- Push notifications ----
+
+  /** One statement: the task check, the config and its fresh delivery state (see `savePushConfig` in `statements`). */
+  async savePushConfig(request: SavePushConfigRequest, ctx?: StoreCallContext): Promise<PushConfigRecord> {
+    checkPushConfigRequest(request, 'PostgresStore');
+    const { taskId, config, protocolVersion } = request;
+    const configJson = JSON.stringify(config);
+    let rows: { created_at: string | number; updated_at: string | number }[];
+    try {
+      ({ rows } = await this.#query<{ created_at: string | number; updated_at: string | number }>(
+        this.#sql.savePushConfig,
+        [this.namespace, taskId, config.id, configJson, protocolVersion, this.#clock()],
+        ctx,
+      ));
+    } catch (error) {
+      // The task was purged between the EXISTS check and the foreign key's.
+      if ((error as { code?: string }).code === '23503') throw taskNotFound(taskId);
+      throw error;
+    }
+    const saved = rows[0];
+    if (saved === undefined) throw taskNotFound(taskId);
+    return {
+      taskId,
+      config: JSON.parse(configJson) as StoredPushConfig,
+      protocolVersion,
+      createdAt: Number(saved.created_at),
+      updatedAt: Number(saved.updated_at),
+    };
+  }
+
+  async getPushConfig(taskId: string, configId: string, ctx?: StoreCallContext): Promise<PushConfigRecord | undefined> {
+    const { rows } = await this.#query<PushConfigRow>(this.#sql.getPushConfig, [this.namespace, taskId, configId], ctx);
+    return rows[0] === undefined ? undefined : toPushConfigRecord(rows[0]);
+  }
+
+  async listPushConfigs(taskId: string, ctx?: StoreCallContext): Promise<PushConfigRecord[]> {
+    const { rows } = await this.#query<PushConfigRow>(this.#sql.listPushConfigs, [this.namespace, taskId], ctx);
+    return rows.map(toPushConfigRecord);
+  }
+
+  async deletePushConfig(taskId: string, configId: string, ctx?: StoreCallContext): Promise<boolean> {
+    const { rowCount } = await this.#query(this.#sql.deletePushConfig, [this.namespace, taskId, configId], ctx);
+    return (rowCount ?? 0) > 0;
+  }
+
+  /** One statement (see `claimPushDeliveries` in `statements` for why claimants never share a delivery). */
+  async claimPushDeliveries(request: ClaimPushDeliveriesRequest, ctx?: StoreCallContext): Promise<PushDelivery[]> {
+    const { workerId, now, claimUntil, limit } = request;
+    const { rows } = await this.#query<PushDeliveryRow>(
+      this.#sql.claimPushDeliveries,
+      [this.namespace, now, Math.max(0, Math.trunc(limit)), workerId, randomUUID(), claimUntil],
+      ctx,
+    );
+    return rows.map(toPushDelivery);
+  }
+
+  async renewPushClaims(workerId: string, claimUntil: number, ctx?: StoreCallContext): Promise<number> {
+    const { rowCount } = await this.#query(this.#sql.renewPushClaims, [this.namespace, workerId, claimUntil], ctx);
+    return rowCount ?? 0;
+  }
+
+  async completePushDelivery(request: CompletePushDeliveryRequest, ctx?: StoreCallContext): Promise<boolean> {
+    const { taskId, configId, claimId, cursor, sentAt } = request;
+    const { rowCount } = await this.#query(
+      this.#sql.completePushDelivery,
+      [
+        this.namespace,
+        taskId,
+        configId,
+        claimId,
+        cursor,
+        request.nextAttemptAt ?? null,
+        sentAt,
+        request.status ?? null,
+      ],
+      ctx,
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async failPushAttempt(request: FailPushAttemptRequest, ctx?: StoreCallContext): Promise<boolean> {
+    const { taskId, configId, claimId, nextAttemptAt, error } = request;
+    const { rowCount } = await this.#query(
+      this.#sql.failPushAttempt,
+      [this.namespace, taskId, configId, claimId, nextAttemptAt, error, request.status ?? null],
+      ctx,
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async releasePushClaim(key: PushClaimKey, ctx?: StoreCallContext): Promise<boolean> {
+    const { rowCount } = await this.#query(
+      this.#sql.releasePushClaim,
+      [this.namespace, key.taskId, key.configId, key.claimId],
+      ctx,
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async listPushDeliveries(filter: PushDeliveryFilter = {}, ctx?: StoreCallContext): Promise<PushDelivery[]> {
+    const { taskId, failed, limit } = filter;
+    const values: unknown[] = [this.namespace, failed ?? null, limit === undefined ? null : Math.max(0, limit)];
+    const text = taskId === undefined ? this.#sql.listPushDeliveries : this.#sql.listTaskPushDeliveries;
+    if (taskId !== undefined) values.push(taskId);
+    const { rows } = await this.#query<PushDeliveryRow>(text, values, ctx);
+    return rows.map(toPushDelivery);
+  }
+
+  subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
+    return this.#subscribers.subscribe(taskId, listener);
+  }
+
+  /** Every NOTIFY on the store's channel reaches them: the same path task subscribers hear from. */
+  subscribeAll(listener: (taskId: string, seq: number) => void): Unsubscribe {
+    return this.#subscribers.subscribeAll(listener);
+  }
+}

@@ -1,0 +1,552 @@
+/**
+ * A2A store on SQLite through better-sqlite3: a single file shared by every worker process on one
+ * machine. better-sqlite3 is synchronous, so each write is one `BEGIN IMMEDIATE` transaction that
+ * never spans an `await`: the version check and the write happen under the file's write lock, and
+ * two processes writing the same task serialise (the loser gets a VersionConflictError, never a
+ * lost update).
+ */
+
+import { randomUUID } from 'node:crypto';
+import { dirname, resolve } from 'node:path';
+import {
+  type A2AStore,
+  ANONYMOUS_SCOPE,
+  type ClaimPushDeliveriesRequest,
+  type Clock,
+  type CommitRequest,
+  type CommitResult,
+  type CompletePushDeliveryRequest,
+  type ContextRecord,
+  checkCommitRequest,
+  checkPushConfigRequest,
+  type EnqueueTurnRequest,
+  type ExpiredWorker,
+  type FailPushAttemptRequest,
+  type InterruptedTasksQuery,
+  indexedMessages,
+  type ListTasksOptions,
+  type MessageIndexEntry,
+  NO_STATUS_TIMESTAMP,
+  type PurgeResult,
+  type PushClaimKey,
+  type PushConfigRecord,
+  type PushDelivery,
+  type PushDeliveryFilter,
+  type PushStore,
+  pushTaskListFilters,
+  type QueueSlot,
+  type SavePushConfigRequest,
+  type StoreCallContext,
+  type StoreCapabilities,
+  type StoredEvent,
+  type StoredPushConfig,
+  statusTimestampOf,
+  systemClock,
+  type TaskListPage,
+  type TaskListQuery,
+  type TaskRecord,
+  type TurnReadiness,
+  taskListPage,
+  toContextRecord,
+  toMessageIndexEntry,
+  toPushConfigRecord,
+  toPushDelivery,
+  toQueueSlot,
+  toStoredEvent,
+  toTaskRecord,
+  type Unsubscribe,
+  type WorkerDescription,
+  type WorkerRecord,
+} from '@fastify-a2a/core';
+import Database from 'better-sqlite3';
+import { enableWal, ensureDirectory } from './database-file.js';
+import { notOpen, openError, storeError } from './errors.js';
+import { GroupCommit } from './group-commit.js';
+import { migrate } from './migrations.js';
+import {
+  checkOptions,
+  DEFAULT_BUSY_TIMEOUT_MS,
+  DEFAULT_NAMESPACE,
+  DEFAULT_POLL_INTERVAL_MS,
+  positiveNumber,
+  type SqliteStoreOptions,
+} from './options.js';
+import { ChangePoller } from './poller.js';
+import type { CommitArgs } from './rows.js';
+import { prepare, type Statements } from './statements.js';
+
+export {
+  DEFAULT_BUSY_TIMEOUT_MS,
+  DEFAULT_NAMESPACE,
+  DEFAULT_POLL_INTERVAL_MS,
+  type SqliteStoreOptions,
+} from './options.js';
+
+/**
+ * {@link A2AStore} on a SQLite file. Several processes (or several stores in one process) may use
+ * the same file: writes serialise on SQLite's write lock, and subscribers learn about other
+ * processes' commits by polling while they listen.
+ *
+ * ```ts
+ * const store = new SqliteStore({ filename: './.data/a2a.db' });
+ * await store.open();
+ * ```
+ */
+export class SqliteStore implements A2AStore, PushStore {
+  readonly supports: StoreCapabilities;
+
+  readonly #filename: string;
+  readonly #database: Database.Database | undefined;
+  readonly #namespace: string;
+  readonly #clock: Clock;
+  readonly #busyTimeoutMs: number;
+
+  #db: Database.Database | undefined;
+  #statements: Statements | undefined;
+  #closed = false;
+
+  readonly #poller: ChangePoller;
+  readonly #groupCommit: GroupCommit;
+
+  constructor(options: SqliteStoreOptions) {
+    checkOptions(options);
+    const { filename, database } = options;
+    this.#database = database;
+    this.#filename = database?.name ?? (filename as string);
+    this.#namespace = options.namespace ?? DEFAULT_NAMESPACE;
+    this.#clock = options.clock ?? systemClock;
+    this.#busyTimeoutMs = positiveNumber(options.busyTimeoutMs, 'busyTimeoutMs', DEFAULT_BUSY_TIMEOUT_MS, true);
+    // An in-memory database lives and dies with its single connection.
+    const onDisk = database === undefined ? filename !== ':memory:' : !database.memory;
+    this.supports = Object.freeze({
+      durable: onDisk,
+      crossProcess: onDisk,
+      ttl: true,
+      namespaces: true,
+      listTasks: true,
+      push: true,
+      interruptedTasks: true,
+      cluster: true,
+    });
+    this.#poller = new ChangePoller({
+      statements: () => this.#statements,
+      namespace: this.#namespace,
+      clock: this.#clock,
+      crossProcess: onDisk,
+      pollIntervalMs: positiveNumber(options.pollIntervalMs, 'pollIntervalMs', DEFAULT_POLL_INTERVAL_MS, false),
+      onListenerError: options.onListenerError,
+    });
+    this.#groupCommit = new GroupCommit(
+      {
+        isOpen: () => this.#statements !== undefined,
+        commitAlone: (args) => (this.#statements as Statements).commit.immediate(args),
+        commitBatch: (batch) => (this.#statements as Statements).commitBatch.immediate(batch),
+        failure: (error) =>
+          this.#statements === undefined
+            ? notOpen(this.#filename, this.#closed)
+            : storeError(error, this.#filename, this.#busyTimeoutMs),
+        committed: (taskId, version) => this.#poller.notify(taskId, version),
+      },
+      options.groupCommit ?? true,
+    );
+  }
+
+  /** The namespace this store reads and writes. */
+  get namespace(): string {
+    return this.#namespace;
+  }
+
+  /** Opens the file (creating its directory), enables WAL and applies pending migrations. Idempotent. */
+  async open(): Promise<void> {
+    if (this.#statements !== undefined) return;
+    const owned = this.#database === undefined;
+    let db: Database.Database | undefined;
+    try {
+      if (this.#database !== undefined) {
+        db = this.#database;
+      } else {
+        if (this.supports.durable) ensureDirectory(dirname(resolve(this.#filename)));
+        db = new Database(this.#filename, { timeout: this.#busyTimeoutMs });
+      }
+      db.pragma(`busy_timeout = ${Math.round(this.#busyTimeoutMs)}`);
+      if (!db.memory) {
+        // WAL lets readers (and the subscription poll) run while another process writes. With WAL,
+        // synchronous=NORMAL cannot corrupt the file; a power loss (not a process crash) may lose
+        // the last commits, a fair trade for not fsyncing on every commit.
+        const mode = await enableWal(db, this.#busyTimeoutMs);
+        if (mode.toLowerCase() === 'wal') db.pragma('synchronous = NORMAL');
+      }
+      migrate(db, this.#clock);
+      this.#statements = prepare(db);
+      this.#db = db;
+    } catch (error) {
+      if (owned && db?.open) db.close();
+      throw openError(error, this.#filename, this.#busyTimeoutMs);
+    }
+    this.#closed = false;
+    this.#poller.opened();
+  }
+
+  /** Stops the subscription poll and closes the connection if this store opened it. Idempotent. */
+  async close(): Promise<void> {
+    // Commits already accepted are written first.
+    this.#groupCommit.flush();
+    const db = this.#db;
+    this.#db = undefined;
+    this.#statements = undefined;
+    this.#closed = true;
+    this.#poller.closed();
+    if (db !== undefined && this.#database === undefined && db.open) db.close();
+  }
+
+  async ping(): Promise<void> {
+    await this.#run(undefined, (s) => {
+      s.ping.get();
+    });
+  }
+
+  // Not async: the commit is run or queued before this returns, like every other write of this
+  // store, so an operation called after it (even without awaiting it) sees it.
+  commit(request: CommitRequest, ctx?: StoreCallContext): Promise<CommitResult> {
+    const { taskId, expectedVersion, task, events } = request;
+    const version = expectedVersion + events.length;
+    let args: CommitArgs;
+    try {
+      ctx?.signal?.throwIfAborted();
+      if (this.#statements === undefined) throw notOpen(this.#filename, this.#closed);
+      checkCommitRequest(request, 'SqliteStore');
+      // Serialise before taking the write lock, to hold it as briefly as possible.
+      args = {
+        expectedVersion,
+        eventJsons: events.map((event) => JSON.stringify(event)),
+        messages: indexedMessages(events),
+        scope: request.owner ?? ANONYMOUS_SCOPE,
+        write: {
+          namespace: this.#namespace,
+          taskId,
+          contextId: task.contextId,
+          owner: request.owner ?? null,
+          traceContext: request.traceContext ?? null,
+          state: task.status.state,
+          statusTs: statusTimestampOf(task),
+          version,
+          taskJson: JSON.stringify(task),
+          now: this.#clock(),
+        },
+        enqueueTurn: request.enqueueTurn,
+        finishTurn: request.finishTurn,
+      };
+    } catch (error) {
+      return Promise.reject(storeError(error, this.#filename, this.#busyTimeoutMs));
+    }
+    return new Promise<CommitResult>((resolve, reject) => {
+      this.#groupCommit.push({ args, taskId, version, resolve, reject });
+    });
+  }
+
+  async getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined> {
+    return this.#run(ctx, (s) => {
+      const row = s.getTask.get(this.#namespace, taskId);
+      return row === undefined ? undefined : toTaskRecord(row);
+    });
+  }
+
+  async getVersions(taskIds: readonly string[], ctx?: StoreCallContext): Promise<Map<string, number>> {
+    if (taskIds.length === 0) return new Map();
+    return this.#run(ctx, (s) => {
+      const rows = s.taskVersions.all(this.#namespace, JSON.stringify(taskIds));
+      return new Map(rows.map((row) => [row.task_id, row.version]));
+    });
+  }
+
+  async readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]> {
+    return this.#run(ctx, (s) =>
+      s.readEvents.all(this.#namespace, taskId, afterSeq, sqlLimit(limit)).map(toStoredEvent),
+    );
+  }
+
+  async listTasksByContext(
+    contextId: string,
+    options?: ListTasksOptions,
+    ctx?: StoreCallContext,
+  ): Promise<TaskRecord[]> {
+    return this.#run(ctx, (s) =>
+      s.tasksByContext.all(this.#namespace, contextId, sqlLimit(options?.limit)).map(toTaskRecord),
+    );
+  }
+
+  async listActiveTasks(ctx?: StoreCallContext): Promise<TaskRecord[]> {
+    return this.#run(ctx, (s) => s.activeTasks.all(this.#namespace).map(toTaskRecord));
+  }
+
+  async listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
+    const { before, limit } = query;
+    return this.#run(ctx, (s) =>
+      s.interruptedTasks.all(this.#namespace, before, NO_STATUS_TIMESTAMP, sqlLimit(limit)).map(toTaskRecord),
+    );
+  }
+
+  /** One read transaction: the page (limit + 1 rows, to know whether more follow) and its count. */
+  async listTasks(query: TaskListQuery, ctx?: StoreCallContext): Promise<TaskListPage> {
+    const { limit } = query;
+    const filters: unknown[] = [this.#namespace];
+    const shape = pushTaskListFilters(query, filters);
+    const { rows, total } = await this.#run(ctx, (s) =>
+      s.listTasks(filters, shape, Math.max(0, Math.trunc(limit)) + 1),
+    );
+    return taskListPage(rows, total, limit, toTaskRecord);
+  }
+
+  async getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {
+    return this.#run(ctx, (s) => {
+      const row = s.getContext.get(this.#namespace, contextId);
+      return row === undefined ? undefined : toContextRecord(contextId, row);
+    });
+  }
+
+  /** Stores `state` as JSON: `undefined` (not a JSON value) is stored, and read back, as `null`. */
+  async setContext(contextId: string, state: unknown, ctx?: StoreCallContext): Promise<void> {
+    await this.#run(ctx, (s) => {
+      s.setContext.run(this.#namespace, contextId, JSON.stringify(state) ?? 'null', this.#clock());
+    });
+  }
+
+  /**
+   * Deletes old terminal tasks with their events, message index rows, push configs and delivery
+   * state, in one transaction (turn rows stay: they belong to live turns).
+   */
+  async purgeExpired(cutoff: number, ctx?: StoreCallContext): Promise<PurgeResult> {
+    return this.#run(ctx, (s) => s.purge.immediate(this.#namespace, cutoff));
+  }
+
+  async heartbeat(workerId: string, leaseUntil: number, ctx?: StoreCallContext): Promise<void> {
+    await this.#run(ctx, (s) => {
+      s.heartbeat.run(this.#namespace, workerId, leaseUntil, this.#clock());
+    });
+  }
+
+  /**
+   * Takes the next position in one `BEGIN IMMEDIATE` transaction: enqueues from every process
+   * serialise on the write lock, so positions follow the order they commit. Positions come from one
+   * AUTOINCREMENT counter for all contexts: never reused, with gaps within a context.
+   */
+  async enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<QueueSlot> {
+    const { contextId, taskId, messageId, workerId } = request;
+    return this.#run(ctx, (s) =>
+      s.enqueue.immediate({
+        namespace: this.#namespace,
+        request: { contextId, taskId, messageId, workerId },
+        now: this.#clock(),
+      }),
+    );
+  }
+
+  /** Ready when no turn of the context has a lower position; otherwise the one directly ahead. */
+  async turnReadiness(ticket: QueueSlot, ctx?: StoreCallContext): Promise<TurnReadiness> {
+    return this.#run(ctx, (s) => {
+      const ahead = s.turnAhead.get(this.#namespace, ticket.contextId, ticket.position);
+      return ahead === undefined ? { ready: true } : { ready: false, ahead: toQueueSlot(ahead) };
+    });
+  }
+
+  /**
+   * Deletes the ticket, then tells this store's subscribers of its task (with seq 0, which followers
+   * ignore) so turns waiting behind it re-check at once. Other processes' waiters hear of it from
+   * the poll loop (which notices that a subscribed task has no turn left) or by polling readiness.
+   */
+  async finishTurn(ticket: QueueSlot, ctx?: StoreCallContext): Promise<void> {
+    const removed = await this.#run(
+      ctx,
+      (s) => s.deleteTurn.run(this.#namespace, ticket.contextId, ticket.position, ticket.messageId).changes > 0,
+    );
+    if (removed) this.#poller.notify(ticket.taskId, 0);
+  }
+
+  /** One `BEGIN IMMEDIATE` transaction: of several concurrent reapers, one gets each dead worker. */
+  async claimExpiredWorkers(now: number, exceptWorkerId?: string, ctx?: StoreCallContext): Promise<ExpiredWorker[]> {
+    return this.#run(ctx, (s) => s.claimExpired.immediate(this.#namespace, now, exceptWorkerId ?? null));
+  }
+
+  /** One `BEGIN IMMEDIATE` transaction: the previous row is read and replaced under the write lock. */
+  async joinWorker(
+    workerId: string,
+    leaseUntil: number,
+    description: WorkerDescription,
+    ctx?: StoreCallContext,
+  ): Promise<ExpiredWorker | undefined> {
+    return this.#run(ctx, (s) =>
+      s.joinWorker.immediate({ namespace: this.#namespace, workerId, leaseUntil, description, now: this.#clock() }),
+    );
+  }
+
+  async listWorkers(ctx?: StoreCallContext): Promise<WorkerRecord[]> {
+    return this.#run(ctx, (s) => s.listWorkers.deferred(this.#namespace));
+  }
+
+  async removeWorker(workerId: string, ctx?: StoreCallContext): Promise<void> {
+    await this.#run(ctx, (s) => {
+      s.removeWorker.run(this.#namespace, workerId);
+    });
+  }
+
+  async listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<QueueSlot[]> {
+    return this.#run(ctx, (s) => s.workerTurns.all(this.#namespace, workerId).map(toQueueSlot));
+  }
+
+  async findMessage(messageId: string, ctx?: StoreCallContext, owner?: string): Promise<MessageIndexEntry | undefined> {
+    return this.#run(ctx, (s) => {
+      // '' is how the anonymous scope is keyed, not a principal: no commit indexes under owner ''.
+      if (owner === ANONYMOUS_SCOPE) return undefined;
+      const row = s.findMessage.get(this.#namespace, owner ?? ANONYMOUS_SCOPE, messageId);
+      return row === undefined ? undefined : toMessageIndexEntry(row);
+    });
+  }
+
+  // ---- Push notifications ----
+
+  /** One `BEGIN IMMEDIATE` transaction: the task check, the config and its fresh delivery state. */
+  async savePushConfig(request: SavePushConfigRequest, ctx?: StoreCallContext): Promise<PushConfigRecord> {
+    return this.#run(ctx, (s) => {
+      checkPushConfigRequest(request, 'SqliteStore');
+      const { taskId, config, protocolVersion } = request;
+      const configJson = JSON.stringify(config);
+      const saved = s.savePush.immediate({
+        namespace: this.#namespace,
+        taskId,
+        configId: config.id,
+        configJson,
+        protocolVersion,
+        now: this.#clock(),
+      });
+      return {
+        taskId,
+        config: JSON.parse(configJson) as StoredPushConfig,
+        protocolVersion,
+        createdAt: saved.created_at,
+        updatedAt: saved.updated_at,
+      };
+    });
+  }
+
+  async getPushConfig(taskId: string, configId: string, ctx?: StoreCallContext): Promise<PushConfigRecord | undefined> {
+    return this.#run(ctx, (s) => {
+      const row = s.getPushConfig.get(this.#namespace, taskId, configId);
+      return row === undefined ? undefined : toPushConfigRecord(row);
+    });
+  }
+
+  async listPushConfigs(taskId: string, ctx?: StoreCallContext): Promise<PushConfigRecord[]> {
+    return this.#run(ctx, (s) => s.listPushConfigs.all(this.#namespace, taskId).map(toPushConfigRecord));
+  }
+
+  async deletePushConfig(taskId: string, configId: string, ctx?: StoreCallContext): Promise<boolean> {
+    return this.#run(ctx, (s) => s.deletePush.immediate({ namespace: this.#namespace, taskId, configId }));
+  }
+
+  /** One `BEGIN IMMEDIATE` transaction: claimants in every process serialise on the write lock. */
+  async claimPushDeliveries(request: ClaimPushDeliveriesRequest, ctx?: StoreCallContext): Promise<PushDelivery[]> {
+    const { workerId, now, claimUntil, limit } = request;
+    return this.#run(ctx, (s) =>
+      s.claimPush.immediate({
+        namespace: this.#namespace,
+        workerId,
+        claimId: randomUUID(),
+        now,
+        claimUntil,
+        limit: Math.max(0, Math.trunc(limit)),
+      }),
+    );
+  }
+
+  async renewPushClaims(workerId: string, claimUntil: number, ctx?: StoreCallContext): Promise<number> {
+    return this.#run(ctx, (s) => s.renewPushClaims.run(claimUntil, this.#namespace, workerId).changes);
+  }
+
+  async completePushDelivery(request: CompletePushDeliveryRequest, ctx?: StoreCallContext): Promise<boolean> {
+    const { taskId, configId, claimId, cursor, sentAt } = request;
+    return this.#run(
+      ctx,
+      (s) =>
+        s.completePushDelivery.run({
+          namespace: this.#namespace,
+          taskId,
+          configId,
+          claimId,
+          cursor,
+          sentAt,
+          next: request.nextAttemptAt ?? null,
+          status: request.status ?? null,
+        }).changes > 0,
+    );
+  }
+
+  async failPushAttempt(request: FailPushAttemptRequest, ctx?: StoreCallContext): Promise<boolean> {
+    const { taskId, configId, claimId, nextAttemptAt, error } = request;
+    return this.#run(
+      ctx,
+      (s) =>
+        s.failPushAttempt.run({
+          namespace: this.#namespace,
+          taskId,
+          configId,
+          claimId,
+          next: nextAttemptAt,
+          error,
+          status: request.status ?? null,
+        }).changes > 0,
+    );
+  }
+
+  async releasePushClaim(key: PushClaimKey, ctx?: StoreCallContext): Promise<boolean> {
+    const { taskId, configId, claimId } = key;
+    return this.#run(
+      ctx,
+      (s) => s.releasePushClaim.run({ namespace: this.#namespace, taskId, configId, claimId }).changes > 0,
+    );
+  }
+
+  async listPushDeliveries(filter: PushDeliveryFilter = {}, ctx?: StoreCallContext): Promise<PushDelivery[]> {
+    const { taskId, failed, limit } = filter;
+    const params = {
+      namespace: this.#namespace,
+      failed: failed === undefined ? null : failed ? 1 : 0,
+      limit: sqlLimit(limit),
+    };
+    return this.#run(ctx, (s) =>
+      (taskId === undefined
+        ? s.listPushDeliveries.all(params)
+        : s.listTaskPushDeliveries.all({ ...params, taskId })
+      ).map(toPushDelivery),
+    );
+  }
+
+  /**
+   * Listeners run synchronously right after a commit by this store, and from the poll loop for
+   * commits by other connections to the file. A listener that throws does not affect the commit or
+   * the other listeners; its error goes to the `onListenerError` option, if any.
+   */
+  subscribeAll(listener: (taskId: string, seq: number) => void): Unsubscribe {
+    return this.#poller.subscribeAll(listener);
+  }
+
+  subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
+    return this.#poller.subscribe(taskId, listener);
+  }
+
+  async #run<T>(ctx: StoreCallContext | undefined, fn: (statements: Statements) => T): Promise<T> {
+    ctx?.signal?.throwIfAborted();
+    // Every operation sees the commits made before it, also those still waiting for their batch.
+    if (this.#groupCommit.waiting) this.#groupCommit.flush();
+    const statements = this.#statements;
+    if (statements === undefined) throw notOpen(this.#filename, this.#closed);
+    try {
+      return fn(statements);
+    } catch (error) {
+      throw storeError(error, this.#filename, this.#busyTimeoutMs);
+    }
+  }
+}
+
+function sqlLimit(limit: number | undefined): number {
+  return limit === undefined ? -1 : Math.max(0, Math.trunc(limit));
+}
