@@ -1,1 +1,1 @@
-export { createMemoryStore, MemoryStore, type MemoryStoreOptions } from './memory-store.js';
+export { createMemoryStore, MemoryStore, type MemoryStoreOptions } from './store.js';

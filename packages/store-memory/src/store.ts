@@ -23,11 +23,6 @@ import {
   isTerminalState,
   type ListTasksOptions,
   type MessageIndexEntry,
-  type MultiMap,
-  multiMapAdd,
-  multiMapDelete,
-  multiMapHas,
-  multiMapValues,
   NO_STATUS_TIMESTAMP,
   type PurgeResult,
   type PushClaimKey,
@@ -36,10 +31,12 @@ import {
   type PushDeliveryFilter,
   type PushDeliveryState,
   type PushStore,
+  type QueueSlot,
   type SavePushConfigRequest,
   type StoreCallContext,
   type StoreCapabilities,
   type StoredEvent,
+  Subscribers,
   statusTimestampOf,
   systemClock,
   type TaskListCursor,
@@ -47,13 +44,14 @@ import {
   type TaskListQuery,
   type TaskRecord,
   type TurnReadiness,
-  type QueueSlot,
   taskNotFound,
   type Unsubscribe,
   VersionConflictError,
   type WorkerDescription,
   type WorkerRecord,
 } from '@fastify-a2a/core';
+import { listOrder } from './list-order.js';
+import { TerminalQueue } from './terminal-queue.js';
 
 export interface MemoryStoreOptions {
   /**
@@ -109,10 +107,6 @@ interface Lease {
   description: WorkerDescription | null;
 }
 
-interface Subscription {
-  listener: (seq: number) => void;
-}
-
 const DEFAULT_MAX_TASKS = 10_000;
 
 /**
@@ -136,7 +130,6 @@ export class MemoryStore implements A2AStore, PushStore {
   readonly #maxTasks: number;
   /** Ids of terminal tasks, least recently updated first: the eviction candidates. */
   readonly #terminal = new TerminalQueue();
-  readonly #onListenerError: (error: unknown, taskId: string) => void;
   /** In creation order. */
   readonly #tasks = new Map<string, Entry>();
   /**
@@ -147,10 +140,7 @@ export class MemoryStore implements A2AStore, PushStore {
    */
   readonly #tasksByContext = new Map<string, string | Set<string>>();
   readonly #contexts = new Map<string, ContextRecord>();
-  /** Task id → its subscriptions (one kept as itself: see MultiMap). */
-  readonly #subscriptions: MultiMap<string, Subscription> = new Map();
-  /** subscribeAll() listeners: every commit of every task. */
-  readonly #allSubscriptions = new Set<{ listener: (taskId: string, seq: number) => void }>();
+  readonly #subscribers: Subscribers;
   /**
    * Owner (undefined: the anonymous scope) → messageId → the task it was committed to. A Map key
    * can be undefined, so the anonymous scope is a key no principal id can be.
@@ -183,7 +173,7 @@ export class MemoryStore implements A2AStore, PushStore {
     }
     this.#clock = options.clock ?? systemClock;
     this.#maxTasks = maxTasks;
-    this.#onListenerError = options.onListenerError ?? (() => {});
+    this.#subscribers = new Subscribers(options.onListenerError);
   }
 
   async open(): Promise<void> {
@@ -196,7 +186,7 @@ export class MemoryStore implements A2AStore, PushStore {
     this.#tasks.clear();
     this.#tasksByContext.clear();
     this.#contexts.clear();
-    this.#subscriptions.clear();
+    this.#subscribers.clear();
     this.#messages.clear();
     this.#queues.clear();
     this.#leases.clear();
@@ -285,7 +275,7 @@ export class MemoryStore implements A2AStore, PushStore {
     if (request.finishTurn !== undefined) this.#removeTicket(request.finishTurn);
 
     this.#evict(taskId);
-    this.#notify(taskId, version);
+    this.#subscribers.notifyLater(taskId, version);
     return turn === undefined ? { version } : { version, turn };
   }
 
@@ -343,8 +333,8 @@ export class MemoryStore implements A2AStore, PushStore {
 
   /**
    * Filters every task and sorts the matches on each call: O(n + m log m) for n tasks and m
-   * matches, no index to keep in step with commits. At the default maxTasks (10,000) a page costs
-   * milliseconds; the SQL stores read a page through an index instead.
+   * matches, no index to keep in step with commits: cheap enough at the default maxTasks; the SQL
+   * stores read a page through an index instead.
    */
   async listTasks(query: TaskListQuery, ctx?: StoreCallContext): Promise<TaskListPage> {
     this.#check(ctx);
@@ -397,20 +387,16 @@ export class MemoryStore implements A2AStore, PushStore {
     this.#contexts.set(contextId, { contextId, state: cloneJson(state) ?? null, updatedAt: this.#clock() });
   }
 
+  /**
+   * Listeners run in a microtask, outside the commit, so they can neither break it nor observe a
+   * half-finished one. Whoever unsubscribes before then is not called.
+   */
   subscribeAll(listener: (taskId: string, seq: number) => void): Unsubscribe {
-    const subscription = { listener };
-    this.#allSubscriptions.add(subscription);
-    return () => {
-      this.#allSubscriptions.delete(subscription);
-    };
+    return this.#subscribers.subscribeAll(listener);
   }
 
   subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
-    const subscription: Subscription = { listener };
-    multiMapAdd(this.#subscriptions, taskId, subscription);
-    return () => {
-      multiMapDelete(this.#subscriptions, taskId, subscription);
-    };
+    return this.#subscribers.subscribe(taskId, listener);
   }
 
   async purgeExpired(cutoff: number, ctx?: StoreCallContext): Promise<PurgeResult> {
@@ -497,7 +483,7 @@ export class MemoryStore implements A2AStore, PushStore {
   /** Also wakes local subscribers of the ticket's task with seq 0, so turns waiting behind it re-check. */
   async finishTurn(ticket: QueueSlot, ctx?: StoreCallContext): Promise<void> {
     this.#check(ctx);
-    if (this.#removeTicket(ticket)) this.#notify(ticket.taskId, 0);
+    if (this.#removeTicket(ticket)) this.#subscribers.notifyLater(ticket.taskId, 0);
   }
 
   async claimExpiredWorkers(now: number, exceptWorkerId?: string, ctx?: StoreCallContext): Promise<ExpiredWorker[]> {
@@ -698,7 +684,9 @@ export class MemoryStore implements A2AStore, PushStore {
     const index =
       queue?.findIndex(
         (queued) =>
-          queued.position === ticket.position && queued.taskId === ticket.taskId && queued.messageId === ticket.messageId,
+          queued.position === ticket.position &&
+          queued.taskId === ticket.taskId &&
+          queued.messageId === ticket.messageId,
       ) ?? -1;
     if (queue === undefined || index === -1) return false;
     queue.splice(index, 1);
@@ -752,48 +740,6 @@ export class MemoryStore implements A2AStore, PushStore {
     }
   }
 
-  /**
-   * Listeners run in a microtask, outside the commit, so they can neither break it nor observe a
-   * half-finished one. Whoever unsubscribes before then is not called.
-   */
-  #notify(taskId: string, seq: number): void {
-    if (this.#allSubscriptions.size > 0) this.#notifyAll(taskId, seq);
-    if (!this.#subscriptions.has(taskId)) return;
-    const subscriptions = multiMapValues(this.#subscriptions, taskId);
-    queueMicrotask(() => {
-      for (const subscription of subscriptions) {
-        if (!multiMapHas(this.#subscriptions, taskId, subscription)) continue;
-        try {
-          subscription.listener(seq);
-        } catch (error) {
-          this.#reportListenerError(error, taskId);
-        }
-      }
-    });
-  }
-
-  #notifyAll(taskId: string, seq: number): void {
-    const subscriptions = [...this.#allSubscriptions];
-    queueMicrotask(() => {
-      for (const subscription of subscriptions) {
-        if (!this.#allSubscriptions.has(subscription)) continue;
-        try {
-          subscription.listener(taskId, seq);
-        } catch (error) {
-          this.#reportListenerError(error, taskId);
-        }
-      }
-    });
-  }
-
-  #reportListenerError(error: unknown, taskId: string): void {
-    try {
-      this.#onListenerError(error, taskId);
-    } catch {
-      // A failing error handler must not stop the remaining listeners either.
-    }
-  }
-
   #check(ctx: StoreCallContext | undefined): void {
     ctx?.signal?.throwIfAborted();
     this.#assertOpen();
@@ -826,89 +772,6 @@ function newDeliveryState(): PushDeliveryState {
     lastStatus: null,
     ...NO_CLAIM,
   };
-}
-
-/**
- * Ids in the order they were last touched, least recent first. An array with a moving head rather
- * than a Set iterated from its start: a Set added to at the end and deleted from at the front keeps
- * the deleted slots at its front until it rehashes, and every new iteration walks them all. At
- * 10,000 tasks that walk was three quarters of a commit's time.
- */
-class TerminalQueue {
-  #ids: string[] = [];
-  /** The touch each entry of #ids records; only an id's latest touch counts. */
-  #touches: number[] = [];
-  #head = 0;
-  #lastTouch = 0;
-  /** Each id that is in the queue, with its latest touch. */
-  readonly #latest = new Map<string, number>();
-
-  /** Puts `id` last (again). */
-  touch(id: string): void {
-    const touch = ++this.#lastTouch;
-    this.#ids.push(id);
-    this.#touches.push(touch);
-    this.#latest.set(id, touch);
-  }
-
-  /** Takes `id` out; its entries in the array are skipped when they come up. */
-  remove(id: string): void {
-    this.#latest.delete(id);
-  }
-
-  /** Removes and returns the least recently touched id, or undefined when there is none. */
-  shift(): string | undefined {
-    let found: string | undefined;
-    while (found === undefined && this.#head < this.#ids.length) {
-      const id = this.#ids[this.#head] as string;
-      const touch = this.#touches[this.#head];
-      this.#head++;
-      // An entry is current only if it records the id's latest touch (not removed, not re-touched).
-      if (this.#latest.get(id) === touch) {
-        this.#latest.delete(id);
-        found = id;
-      }
-    }
-    if (this.#head > 1024 && this.#head * 2 > this.#ids.length) {
-      this.#ids = this.#ids.slice(this.#head);
-      this.#touches = this.#touches.slice(this.#head);
-      this.#head = 0;
-    }
-    return found;
-  }
-
-  clear(): void {
-    this.#ids = [];
-    this.#touches = [];
-    this.#head = 0;
-    this.#latest.clear();
-  }
-}
-
-/** Negative when `a` comes first in listTasks order: newer status timestamp, then greater task id. */
-function listOrder(a: TaskListCursor, b: TaskListCursor): number {
-  if (a.statusTimestamp !== b.statusTimestamp) return a.statusTimestamp > b.statusTimestamp ? -1 : 1;
-  return compareCodePoints(b.taskId, a.taskId);
-}
-
-/**
- * Compares strings by code point, the order of their UTF-8 bytes, which is how the SQL stores
- * compare task ids. JavaScript's `<` compares UTF-16 code units instead, and puts U+E000–U+FFFF
- * after the surrogate pairs of U+10000 and above: shift those two ranges past each other first.
- */
-function compareCodePoints(a: string, b: string): number {
-  const length = Math.min(a.length, b.length);
-  for (let i = 0; i < length; i++) {
-    let x = a.charCodeAt(i);
-    let y = b.charCodeAt(i);
-    if (x === y) continue;
-    if (x >= 0xd800 && y >= 0xd800) {
-      x = x >= 0xe000 ? x - 0x800 : x + 0x2000;
-      y = y >= 0xe000 ? y - 0x800 : y + 0x2000;
-    }
-    return x - y;
-  }
-  return a.length - b.length;
 }
 
 /** Same as `new MemoryStore(options)`. */
