@@ -8,12 +8,8 @@ import {
   ACTIVE_STATES,
   FINAL_STATES,
   INTERRUPTED_STATES,
-  LIST_AFTER,
-  LIST_BY_CONTEXT,
-  LIST_BY_OWNER,
-  LIST_BY_STATE,
+  LIST_FILTER,
   LIST_SHAPES,
-  LIST_SINCE,
   sqlStateList,
   type TaskListConditions,
   TERMINAL_STATES,
@@ -124,15 +120,15 @@ function listStatements(s: string): (shape: number) => string {
     let next = 3;
     const conditions: TaskListConditions = {
       // The expression of the owner index (migration 5): the store passes '' for "no owner".
-      owner: shape & LIST_BY_OWNER ? `coalesce(owner, '') = $${next++}` : '',
-      context: shape & LIST_BY_CONTEXT ? `context_id = $${next++}` : '',
-      state: shape & LIST_BY_STATE ? `state = $${next++}` : '',
-      since: shape & LIST_SINCE ? `status_ts >= $${next++}::bigint` : '',
+      owner: shape & LIST_FILTER.byOwner ? `coalesce(owner, '') = $${next++}` : '',
+      context: shape & LIST_FILTER.byContext ? `context_id = $${next++}` : '',
+      state: shape & LIST_FILTER.byState ? `state = $${next++}` : '',
+      since: shape & LIST_FILTER.since ? `status_ts >= $${next++}::bigint` : '',
       after: '',
     };
-    const matching = taskListWhere(shape & ~LIST_AFTER, 'namespace = $1', conditions);
+    const matching = taskListWhere(shape & ~LIST_FILTER.after, 'namespace = $1', conditions);
     const after =
-      shape & LIST_AFTER ? ` AND (status_ts, task_id COLLATE "C") < ($${next++}::bigint, $${next++}::text)` : '';
+      shape & LIST_FILTER.after ? ` AND (status_ts, task_id COLLATE "C") < ($${next++}::bigint, $${next++}::text)` : '';
     return `
       WITH page AS (
         SELECT task::text AS task, version, created_at, updated_at, owner, trace_context, status_ts, task_id

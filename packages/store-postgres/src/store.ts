@@ -25,9 +25,10 @@ import {
   type EventRow,
   type ExpiredWorker,
   type FailPushAttemptRequest,
+  fullStoreCapabilities,
   type InterruptedTasksQuery,
   indexedMessages,
-  LIST_BY_OWNER,
+  LIST_FILTER,
   type ListTasksOptions,
   type MessageIndexEntry,
   type MessageIndexRow,
@@ -47,8 +48,8 @@ import {
   type StoreCallContext,
   type StoreCapabilities,
   type StoredEvent,
-  type StoredPushConfig,
   Subscribers,
+  savedPushConfigRecord,
   statusTimestampOf,
   systemClock,
   type TaskListPage,
@@ -164,16 +165,7 @@ export class PostgresStore implements A2AStore, PushStore {
             applicationName: `fastify-a2a commit ${this.#channel}`,
           });
     const listen = options.listen ?? true;
-    this.supports = {
-      durable: true,
-      crossProcess: listen,
-      ttl: true,
-      namespaces: true,
-      listTasks: true,
-      push: true,
-      interruptedTasks: true,
-      cluster: true,
-    };
+    this.supports = fullStoreCapabilities(true, listen);
   }
 
   #poolConfig(): pg.PoolConfig {
@@ -514,7 +506,7 @@ export class PostgresStore implements A2AStore, PushStore {
     if (query.owner === ANONYMOUS_SCOPE) return { records: [], total: 0 };
     const values: unknown[] = [this.namespace, Math.max(0, Math.trunc(limit)) + 1];
     const shape = pushTaskListFilters(query, values);
-    if (shape & LIST_BY_OWNER) values[2] ??= ANONYMOUS_SCOPE;
+    if (shape & LIST_FILTER.byOwner) values[2] ??= ANONYMOUS_SCOPE;
     // Without a page row (nothing matches after the cursor) the join still gives the total, with
     // NULL task columns.
     const { rows } = await this.#query<ListedRow>(this.#sql.list(shape), values, ctx);
@@ -697,13 +689,7 @@ export class PostgresStore implements A2AStore, PushStore {
     }
     const saved = rows[0];
     if (saved === undefined) throw taskNotFound(taskId);
-    return {
-      taskId,
-      config: JSON.parse(configJson) as StoredPushConfig,
-      protocolVersion,
-      createdAt: Number(saved.created_at),
-      updatedAt: Number(saved.updated_at),
-    };
+    return savedPushConfigRecord(request, configJson, saved);
   }
 
   async getPushConfig(taskId: string, configId: string, ctx?: StoreCallContext): Promise<PushConfigRecord | undefined> {
@@ -738,21 +724,9 @@ export class PostgresStore implements A2AStore, PushStore {
   }
 
   async completePushDelivery(request: CompletePushDeliveryRequest, ctx?: StoreCallContext): Promise<boolean> {
-    const { taskId, configId, claimId, cursor, sentAt } = request;
-    const { rowCount } = await this.#query(
-      this.#sql.completePushDelivery,
-      [
-        this.namespace,
-        taskId,
-        configId,
-        claimId,
-        cursor,
-        request.nextAttemptAt ?? null,
-        sentAt,
-        request.status ?? null,
-      ],
-      ctx,
-    );
+    const { taskId, configId, claimId, cursor, sentAt, nextAttemptAt = null, status = null } = request;
+    const values = [this.namespace, taskId, configId, claimId, cursor, nextAttemptAt, sentAt, status];
+    const { rowCount } = await this.#query(this.#sql.completePushDelivery, values, ctx);
     return (rowCount ?? 0) > 0;
   }
 

@@ -12,10 +12,7 @@ import {
   type ExpiredWorker,
   FINAL_STATES,
   INTERRUPTED_STATES,
-  LIST_AFTER,
-  LIST_BY_CONTEXT,
-  LIST_BY_OWNER,
-  LIST_BY_STATE,
+  LIST_FILTER,
   LIST_SHAPES,
   type MessageIndexRow,
   type PurgeResult,
@@ -83,11 +80,11 @@ function listStatements(db: Database.Database, columns: string) {
   };
   const where = (shape: number): string => taskListWhere(shape, 'namespace = ?', conditions);
   const pageIndex = (shape: number): string =>
-    shape & LIST_BY_CONTEXT
+    shape & LIST_FILTER.byContext
       ? 'a2a_tasks_by_context_status_ts'
-      : shape & LIST_BY_OWNER
+      : shape & LIST_FILTER.byOwner
         ? 'a2a_tasks_by_owner_status_ts'
-        : shape & LIST_BY_STATE
+        : shape & LIST_FILTER.byState
           ? 'a2a_tasks_by_state_status_ts'
           : 'a2a_tasks_by_status_ts';
   const pages = Array.from({ length: LIST_SHAPES }, (_, shape) =>
@@ -99,13 +96,13 @@ function listStatements(db: Database.Database, columns: string) {
   // Counts read index entries only where they can: the planner's choices are covering indexes,
   // except with a context or an owner, where the index of the page is the one to narrow by.
   const countIndex = (shape: number): string =>
-    shape & LIST_BY_CONTEXT
+    shape & LIST_FILTER.byContext
       ? ' INDEXED BY a2a_tasks_by_context_status_ts'
-      : shape & LIST_BY_OWNER
+      : shape & LIST_FILTER.byOwner
         ? ' INDEXED BY a2a_tasks_by_owner_status_ts'
         : '';
   const counts = Array.from({ length: LIST_SHAPES }, (_, shape) =>
-    shape & LIST_AFTER
+    shape & LIST_FILTER.after
       ? undefined
       : db
           .prepare<unknown[], number>(`SELECT count(*) FROM a2a_tasks${countIndex(shape)} WHERE ${where(shape)}`)
@@ -115,8 +112,8 @@ function listStatements(db: Database.Database, columns: string) {
   // come last among the filters, and the count has no cursor.
   return db.transaction((filters: unknown[], shape: number, limit: number): { rows: ListedRow[]; total: number } => ({
     rows: (pages[shape] as (typeof pages)[number]).all(...filters, limit),
-    total: (counts[shape & ~LIST_AFTER] as NonNullable<(typeof counts)[number]>).get(
-      ...(shape & LIST_AFTER ? filters.slice(0, -2) : filters),
+    total: (counts[shape & ~LIST_FILTER.after] as NonNullable<(typeof counts)[number]>).get(
+      ...(shape & LIST_FILTER.after ? filters.slice(0, -2) : filters),
     ) as number,
   }));
 }

@@ -22,6 +22,7 @@ import {
   type EnqueueTurnRequest,
   type ExpiredWorker,
   type FailPushAttemptRequest,
+  fullStoreCapabilities,
   type InterruptedTasksQuery,
   indexedMessages,
   type ListTasksOptions,
@@ -39,7 +40,7 @@ import {
   type StoreCallContext,
   type StoreCapabilities,
   type StoredEvent,
-  type StoredPushConfig,
+  savedPushConfigRecord,
   statusTimestampOf,
   systemClock,
   type TaskListPage,
@@ -118,16 +119,7 @@ export class SqliteStore implements A2AStore, PushStore {
     this.#busyTimeoutMs = positiveNumber(options.busyTimeoutMs, 'busyTimeoutMs', DEFAULT_BUSY_TIMEOUT_MS, true);
     // An in-memory database lives and dies with its single connection.
     const onDisk = database === undefined ? filename !== ':memory:' : !database.memory;
-    this.supports = Object.freeze({
-      durable: onDisk,
-      crossProcess: onDisk,
-      ttl: true,
-      namespaces: true,
-      listTasks: true,
-      push: true,
-      interruptedTasks: true,
-      cluster: true,
-    });
+    this.supports = Object.freeze(fullStoreCapabilities(onDisk, onDisk));
     this.#poller = new ChangePoller({
       statements: () => this.#statements,
       namespace: this.#namespace,
@@ -418,13 +410,7 @@ export class SqliteStore implements A2AStore, PushStore {
         protocolVersion,
         now: this.#clock(),
       });
-      return {
-        taskId,
-        config: JSON.parse(configJson) as StoredPushConfig,
-        protocolVersion,
-        createdAt: saved.created_at,
-        updatedAt: saved.updated_at,
-      };
+      return savedPushConfigRecord(request, configJson, saved);
     });
   }
 

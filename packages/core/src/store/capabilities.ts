@@ -34,3 +34,21 @@ export interface StoreCapabilities {
    */
   cluster?: boolean;
 }
+
+/**
+ * The capabilities of a store that has every optional one (ListTasks, push, interrupted tasks, the
+ * cluster view, TTL and namespaces), as the SQL stores do; what varies is whether its data is
+ * durable and whether other processes' commits reach its subscribers.
+ */
+export function fullStoreCapabilities(durable: boolean, crossProcess: boolean): StoreCapabilities {
+  return {
+    durable,
+    crossProcess,
+    ttl: true,
+    namespaces: true,
+    listTasks: true,
+    push: true,
+    interruptedTasks: true,
+    cluster: true,
+  };
+}

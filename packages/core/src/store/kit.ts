@@ -108,16 +108,18 @@ export function indexedMessages(events: readonly TaskEvent[]): IndexedMessage[] 
 // that each is one index range; these name the bits, in the order the statements number their
 // parameters.
 
-/** Only one owner's tasks, or those without one. */
-export const LIST_BY_OWNER = 1;
-/** Only one context's tasks. */
-export const LIST_BY_CONTEXT = 2;
-/** Only tasks in one state. */
-export const LIST_BY_STATE = 4;
-/** Only tasks whose status timestamp is at or after a time. */
-export const LIST_SINCE = 8;
-/** Only tasks after a cursor (a page after the first); always the last filter. */
-export const LIST_AFTER = 16;
+export const LIST_FILTER = {
+  /** Only one owner's tasks, or those without one. */
+  byOwner: 1,
+  /** Only one context's tasks. */
+  byContext: 2,
+  /** Only tasks in one state. */
+  byState: 4,
+  /** Only tasks whose status timestamp is at or after a time. */
+  since: 8,
+  /** Only tasks after a cursor (a page after the first); always the last filter. */
+  after: 16,
+} as const;
 /** How many shapes there are: every combination of the bits above. */
 export const LIST_SHAPES = 32;
 
@@ -130,23 +132,23 @@ export function pushTaskListFilters(query: TaskListQuery, values: unknown[]): nu
   const { owner, contextId, state, statusTimestampAfter, after } = query;
   let shape = 0;
   if (owner !== undefined) {
-    shape |= LIST_BY_OWNER;
+    shape |= LIST_FILTER.byOwner;
     values.push(owner);
   }
   if (contextId !== undefined) {
-    shape |= LIST_BY_CONTEXT;
+    shape |= LIST_FILTER.byContext;
     values.push(contextId);
   }
   if (state !== undefined) {
-    shape |= LIST_BY_STATE;
+    shape |= LIST_FILTER.byState;
     values.push(state);
   }
   if (statusTimestampAfter !== undefined) {
-    shape |= LIST_SINCE;
+    shape |= LIST_FILTER.since;
     values.push(statusTimestampAfter);
   }
   if (after !== undefined) {
-    shape |= LIST_AFTER;
+    shape |= LIST_FILTER.after;
     values.push(after.statusTimestamp, after.taskId);
   }
   return shape;
@@ -164,11 +166,11 @@ export interface TaskListConditions {
 /** The conditions of `shape` joined with AND, after `first` (the namespace's). */
 export function taskListWhere(shape: number, first: string, conditions: TaskListConditions): string {
   const where = [first];
-  if (shape & LIST_BY_OWNER) where.push(conditions.owner);
-  if (shape & LIST_BY_CONTEXT) where.push(conditions.context);
-  if (shape & LIST_BY_STATE) where.push(conditions.state);
-  if (shape & LIST_SINCE) where.push(conditions.since);
-  if (shape & LIST_AFTER) where.push(conditions.after);
+  if (shape & LIST_FILTER.byOwner) where.push(conditions.owner);
+  if (shape & LIST_FILTER.byContext) where.push(conditions.context);
+  if (shape & LIST_FILTER.byState) where.push(conditions.state);
+  if (shape & LIST_FILTER.since) where.push(conditions.since);
+  if (shape & LIST_FILTER.after) where.push(conditions.after);
   return where.join(' AND ');
 }
 

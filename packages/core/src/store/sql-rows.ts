@@ -8,7 +8,13 @@
 import type { Task, TaskEvent } from '../model/types.js';
 import type { ContextRecord, StoredEvent, TaskRecord } from './contract.js';
 import type { MessageIndexEntry, QueueSlot, WorkerRecord } from './coordination.js';
-import type { PushConfigRecord, PushDelivery, PushProtocolVersion, StoredPushConfig } from './push.js';
+import type {
+  PushConfigRecord,
+  PushDelivery,
+  PushProtocolVersion,
+  SavePushConfigRequest,
+  StoredPushConfig,
+} from './push.js';
 
 /** An epoch column: a bigint, as the driver gives it. */
 export type EpochColumn = string | number;
@@ -135,6 +141,24 @@ export function toPushConfigRecord(row: PushConfigRow): PushConfigRecord {
     protocolVersion: row.protocol_version as PushProtocolVersion,
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
+  };
+}
+
+/**
+ * The record savePushConfig returns: the config as the row holds it (`configJson`, parsed again, so
+ * it is a copy in the JSON form every read gives), with the times the row was given.
+ */
+export function savedPushConfigRecord(
+  request: SavePushConfigRequest,
+  configJson: string,
+  saved: { created_at: EpochColumn; updated_at: EpochColumn },
+): PushConfigRecord {
+  return {
+    taskId: request.taskId,
+    config: JSON.parse(configJson) as StoredPushConfig,
+    protocolVersion: request.protocolVersion,
+    createdAt: Number(saved.created_at),
+    updatedAt: Number(saved.updated_at),
   };
 }
 
