@@ -6,28 +6,16 @@
 import { createHash } from 'node:crypto';
 import { A2AError } from './errors.js';
 import { withHistoryLength } from './model/task-state.js';
-import type { ListTasksParams, ListTasksResult, Task, TaskState } from './model/types.js';
+import type { ListTasksParams, ListTasksResult, Task } from './model/types.js';
 import type { CallContext } from './protocol/context.js';
 import { ownerOf } from './runtime/ownership.js';
-import type { TaskListCursor, TaskListPage, TaskListQuery } from './store/index.js';
+import { TASK_STATES, type TaskListCursor, type TaskListPage, type TaskListQuery } from './store/index.js';
 
 /** A2A 1.0 ListTasksRequest.pageSize: the default, and the bounds of what a client may ask for. */
 export const DEFAULT_PAGE_SIZE = 50;
 export const MAX_PAGE_SIZE = 100;
 
-const TASK_STATES: ReadonlySet<string> = new Set(
-  Object.keys({
-    submitted: true,
-    working: true,
-    'input-required': true,
-    completed: true,
-    canceled: true,
-    failed: true,
-    rejected: true,
-    'auth-required': true,
-    unknown: true,
-  } satisfies Record<TaskState, true>),
-);
+const TASK_STATE_NAMES: ReadonlySet<string> = new Set(TASK_STATES);
 
 /** A ListTasks request, checked: the store query of its page, and how to shape what comes back. */
 export interface TaskListRequest {
@@ -52,8 +40,8 @@ const invalid = (field: string, problem: string): A2AError =>
 export function taskListRequest(params: ListTasksParams, ctx: CallContext): TaskListRequest {
   const { contextId, status, statusTimestampAfter, pageSize = DEFAULT_PAGE_SIZE, historyLength } = params;
   if (contextId !== undefined && typeof contextId !== 'string') throw invalid('contextId', 'must be a string');
-  if (status !== undefined && !TASK_STATES.has(status)) {
-    throw invalid('status', `must be a task state (${[...TASK_STATES].join(', ')})`);
+  if (status !== undefined && !TASK_STATE_NAMES.has(status)) {
+    throw invalid('status', `must be a task state (${TASK_STATES.join(', ')})`);
   }
   let since: number | undefined;
   if (statusTimestampAfter !== undefined) {

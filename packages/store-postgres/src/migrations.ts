@@ -24,7 +24,11 @@ export interface Migration {
   sql(s: string): string;
 }
 
-/** States that `listActiveTasks` returns (§6.3: neither terminal nor interrupted). Literal in SQL for the partial index. */
+/**
+ * States that `listActiveTasks` returns (§6.3: neither terminal nor interrupted). Literal in SQL for
+ * the partial index. A frozen copy of core's `ACTIVE_STATES`: a migration's SQL never changes once
+ * released, and the statements that use the index build their list from core's.
+ */
 const ACTIVE_STATES = `('submitted', 'working', 'unknown')`;
 /** States that `purgeExpired` deletes (§6.3 terminal states). */
 const TERMINAL_STATES = `('completed', 'canceled', 'failed', 'rejected')`;
