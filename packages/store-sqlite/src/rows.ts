@@ -8,6 +8,22 @@ export interface ListedRow extends TaskRow {
   task_id: string;
 }
 
+/**
+ * The named parameters of the listTasks statements: the query's filters (a filter left out is
+ * undefined, and a statement without it ignores it) and the limit.
+ */
+export interface ListParams {
+  namespace: string;
+  /** A principal id, or null for the tasks without an owner. */
+  owner: string | null | undefined;
+  contextId: string | undefined;
+  state: string | undefined;
+  since: number | undefined;
+  afterTs: number | undefined;
+  afterId: string | undefined;
+  limit: number;
+}
+
 export interface TaskWrite {
   namespace: string;
   taskId: string;

@@ -43,6 +43,7 @@ import type {
   EventWrite,
   JoinArgs,
   ListedRow,
+  ListParams,
   PushClaimArgs,
   PushKey,
   PushSave,
@@ -69,16 +70,15 @@ export const TASKS_UPDATED_SINCE_SQL = `SELECT task_id, version, updated_at FROM
  * status index.
  */
 function listStatements(db: Database.Database, columns: string) {
-  // Parameters in the kit's order (pushTaskListFilters): the namespace, the filters, then the limit.
   const conditions: TaskListConditions = {
-    // IS rather than =: a NULL owner selects the tasks without one, through the same index range.
-    owner: 'owner IS ?',
-    context: 'context_id = ?',
-    state: 'state = ?',
-    since: 'status_ts >= ?',
-    after: '(status_ts, task_id) < (?, ?)',
+    // IS rather than =: a NULL @owner selects the tasks without one, through the same index range.
+    owner: 'owner IS @owner',
+    context: 'context_id = @contextId',
+    state: 'state = @state',
+    since: 'status_ts >= @since',
+    after: '(status_ts, task_id) < (@afterTs, @afterId)',
   };
-  const where = (shape: number): string => taskListWhere(shape, 'namespace = ?', conditions);
+  const where = (shape: number): string => taskListWhere(shape, 'namespace = @namespace', conditions);
   const pageIndex = (shape: number): string =>
     shape & LIST_FILTER.byContext
       ? 'a2a_tasks_by_context_status_ts'
@@ -88,9 +88,9 @@ function listStatements(db: Database.Database, columns: string) {
           ? 'a2a_tasks_by_state_status_ts'
           : 'a2a_tasks_by_status_ts';
   const pages = Array.from({ length: LIST_SHAPES }, (_, shape) =>
-    db.prepare<unknown[], ListedRow>(
+    db.prepare<[ListParams], ListedRow>(
       `SELECT ${columns}, status_ts, task_id FROM a2a_tasks INDEXED BY ${pageIndex(shape)} WHERE ${where(shape)}
-       ORDER BY status_ts DESC, task_id DESC LIMIT ?`,
+       ORDER BY status_ts DESC, task_id DESC LIMIT @limit`,
     ),
   );
   // Counts read index entries only where they can: the planner's choices are covering indexes,
@@ -105,16 +105,13 @@ function listStatements(db: Database.Database, columns: string) {
     shape & LIST_FILTER.after
       ? undefined
       : db
-          .prepare<unknown[], number>(`SELECT count(*) FROM a2a_tasks${countIndex(shape)} WHERE ${where(shape)}`)
+          .prepare<[ListParams], number>(`SELECT count(*) FROM a2a_tasks${countIndex(shape)} WHERE ${where(shape)}`)
           .pluck(),
   );
-  // One read transaction: the page and its total see the same commits. The cursor's two values
-  // come last among the filters, and the count has no cursor.
-  return db.transaction((filters: unknown[], shape: number, limit: number): { rows: ListedRow[]; total: number } => ({
-    rows: (pages[shape] as (typeof pages)[number]).all(...filters, limit),
-    total: (counts[shape & ~LIST_FILTER.after] as NonNullable<(typeof counts)[number]>).get(
-      ...(shape & LIST_FILTER.after ? filters.slice(0, -2) : filters),
-    ) as number,
+  // One read transaction: the page and its total see the same commits.
+  return db.transaction((params: ListParams, shape: number): { rows: ListedRow[]; total: number } => ({
+    rows: (pages[shape] as (typeof pages)[number]).all(params),
+    total: (counts[shape & ~LIST_FILTER.after] as NonNullable<(typeof counts)[number]>).get(params) as number,
   }));
 }
 

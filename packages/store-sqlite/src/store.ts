@@ -34,7 +34,6 @@ import {
   type PushDelivery,
   type PushDeliveryFilter,
   type PushStore,
-  pushTaskListFilters,
   type QueueSlot,
   type SavePushConfigRequest,
   type StoreCallContext,
@@ -48,6 +47,7 @@ import {
   type TaskRecord,
   type TurnReadiness,
   taskListPage,
+  taskListShape,
   toContextRecord,
   toMessageIndexEntry,
   toPushConfigRecord,
@@ -73,7 +73,7 @@ import {
   type SqliteStoreOptions,
 } from './options.js';
 import { ChangePoller } from './poller.js';
-import type { CommitArgs } from './rows.js';
+import type { CommitArgs, ListParams } from './rows.js';
 import { prepare, type Statements } from './statements.js';
 
 export {
@@ -280,12 +280,18 @@ export class SqliteStore implements A2AStore, PushStore {
 
   /** One read transaction: the page (limit + 1 rows, to know whether more follow) and its count. */
   async listTasks(query: TaskListQuery, ctx?: StoreCallContext): Promise<TaskListPage> {
-    const { limit } = query;
-    const filters: unknown[] = [this.#namespace];
-    const shape = pushTaskListFilters(query, filters);
-    const { rows, total } = await this.#run(ctx, (s) =>
-      s.listTasks(filters, shape, Math.max(0, Math.trunc(limit)) + 1),
-    );
+    const { limit, after } = query;
+    const params: ListParams = {
+      namespace: this.#namespace,
+      owner: query.owner,
+      contextId: query.contextId,
+      state: query.state,
+      since: query.statusTimestampAfter,
+      afterTs: after?.statusTimestamp,
+      afterId: after?.taskId,
+      limit: Math.max(0, Math.trunc(limit)) + 1,
+    };
+    const { rows, total } = await this.#run(ctx, (s) => s.listTasks(params, taskListShape(query)));
     return taskListPage(rows, total, limit, toTaskRecord);
   }
 

@@ -123,6 +123,17 @@ export const LIST_FILTER = {
 /** How many shapes there are: every combination of the bits above. */
 export const LIST_SHAPES = 32;
 
+/** Which filters `query` has: the shape of the statement that reads its page. */
+export function taskListShape(query: TaskListQuery): number {
+  return (
+    (query.owner === undefined ? 0 : LIST_FILTER.byOwner) |
+    (query.contextId === undefined ? 0 : LIST_FILTER.byContext) |
+    (query.state === undefined ? 0 : LIST_FILTER.byState) |
+    (query.statusTimestampAfter === undefined ? 0 : LIST_FILTER.since) |
+    (query.after === undefined ? 0 : LIST_FILTER.after)
+  );
+}
+
 /**
  * Appends the values of `query`'s filters to `values`, in bit order (the owner, `null` for the
  * tasks without one; the context id; the state; the lower status timestamp bound; the cursor's
