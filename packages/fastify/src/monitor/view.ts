@@ -9,9 +9,9 @@ import {
   hasPushStore,
   type Part,
   type PushDelivery,
+  type QueueSlot,
   statusTimestampOf,
   type TaskRecord,
-  type QueueSlot,
   type WorkerRecord,
 } from '@fastify-a2a/core';
 

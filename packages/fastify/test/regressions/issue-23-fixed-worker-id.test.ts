@@ -104,7 +104,12 @@ describe('Memory: a plugin starting under a worker id whose previous process lef
       history: [{ ...message, taskId: 'task-left-running', contextId: 'ctx-left-running' }],
     };
     await createTask(store, task);
-    await store.enqueueTurn({ contextId: task.contextId, taskId: task.id, messageId: message.messageId, workerId: 'w1' });
+    await store.enqueueTurn({
+      contextId: task.contextId,
+      taskId: task.id,
+      messageId: message.messageId,
+      workerId: 'w1',
+    });
 
     const app = Fastify();
     try {
