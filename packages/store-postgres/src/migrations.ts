@@ -45,7 +45,7 @@ const TERMINAL_STATES = `('completed', 'canceled', 'failed', 'rejected')`;
  * Step 2 adds what several workers coordinate through (see `CoordinationStore` in core):
  * - `turns`: one row per queued or running turn. `position` comes from the table's identity
  *   sequence, drawn while holding the context's advisory lock (see `enqueue` in
- *   postgres-store.ts): within a context it grows in commit order across workers, and it is never
+ *   statements.ts): within a context it grows in commit order across workers, and it is never
  *   reused, not even once the context's queue is empty (so a stale ticket never matches a newer
  *   turn). Positions of one context have gaps; only their order means something.
  * - `workers`: one lease per live worker, renewed by heartbeat, deleted by whoever claims it.
