@@ -220,7 +220,7 @@ const DONE: IteratorResult<StreamFrame> = Object.freeze({ done: true, value: und
 /**
  * One stream, as an async iterator written out rather than an async generator: while it waits for
  * its task's next event it holds this object and the pending next() call's promise, and no
- * suspended frame (an async generator held about 0.7 KB more per held stream: bench/PROFILE.md).
+ * suspended frame (an async generator holds more per held stream: bench/PROFILE.md has the figure).
  * It behaves as the generator did: the snapshot first when given, then the log after `afterSeq`;
  * it subscribes to the task once past the snapshot, and lets go (subscription, abort listener,
  * safety poll) when it ends, fails, or is returned or thrown into. Calls made while one is being
