@@ -99,17 +99,16 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
  * staged, its slot released, its end given up) only ever change in the orders below.
  *
  * ```
- *                 start()
- *   queued ───────────────────▶ running
- *     │  ▲                        │  ▲
- *     │  └──── end not written ───┤  │   (#reopen: back to where it was)
- *     │        ┌──────────────────┘  │
- *     │ end    ▼ end staged          │
- *     └─────▶ ending ────────────────┘
- *               │ end written, or slot released
- *               ▼
- *   (queued, running) ── slot released ──▶ released      (final)
- *   (queued, running, ending) ── end given up ──▶ abandoned ── slot released ──▶ released
+ *            start()               end staged
+ *   queued ──────────▶ running ───────────────▶ ending
+ *     │  ▲                ▲                        │
+ *     │  └────────────────┴── end's commit failed ─┤   (#reopen: back to where it was)
+ *     └──── end staged (failed before it ran) ────▶│
+ *                                                  │ end written
+ *                                                  ▼
+ *   queued, running, ending ── slot released ──▶ released    (final: nothing more is written)
+ *   queued, running, ending ── end given up ───▶ abandoned ──▶ released    (only when it holds
+ *                                     no slot, or a commit carrying its end landed after all)
  * ```
  *
  * - `queued`: accepted (its message recorded, its slot taken), waiting for its slot to reach the
