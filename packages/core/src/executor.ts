@@ -93,7 +93,7 @@ export interface AgentExecutor {
    * Runs one turn. Returning ends the turn; the task may stay non-terminal (e.g. `working`) and
    * continue with the next message for it. Throwing fails the task with the error's message.
    */
-  execute(turn: TurnContext): Promise<void> | void;
+  execute(context: TurnContext): Promise<void> | void;
 }
 
 export type AgentExecutorLike = AgentExecutor | AgentExecutor['execute'];

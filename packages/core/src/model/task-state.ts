@@ -91,8 +91,8 @@ function appendHistory(task: Task, own: Message[] | undefined, message: Message)
     own.push(message);
     return own;
   }
-  // Of exactly the length it needs: a copy extended with push reserves 16 more slots (about 130
-  // bytes), which every task snapshot kept in memory would carry (bench/PROFILE.md).
+  // Of exactly the length it needs: a copy extended with push reserves spare slots, which every
+  // task snapshot kept in memory would carry (bench/PROFILE.md).
   const history = task.history === undefined ? [message] : task.history.concat([message]);
   task.history = history;
   return history;

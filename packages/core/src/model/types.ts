@@ -1,8 +1,13 @@
 /**
- * The internal model: what the runtime computes with, what the agent sees, and what every store
- * persists. Its shape is the A2A v0.3.0 JSON of §6 "Protocol Data Objects" and §7 (written from
- * the specification text), so the 0.3 codec is near-identity and no stored row depends on the
- * protocol version a client speaks; other versions convert at the edge (`protocol/v*`).
+ * The internal model is A2A 0.3's wire JSON, on purpose. What the runtime computes with, what the
+ * agent sees and what every store persists has the shape of the A2A v0.3.0 JSON of §6 "Protocol
+ * Data Objects" and §7 (written from the specification text): `kind` discriminators, lower-case
+ * kebab task states (`input-required`), `final` on status updates. The 0.3 codec is near-identity;
+ * the 1.0 codec (`protocol/v1_0`) translates to and from this model at the edge, in both
+ * directions, so no stored row and no agent depends on the protocol version a client speaks.
+ *
+ * Do not "fix" these types toward A2A 1.0 (enum-style states, `oneof` parts, no `kind`): every
+ * store's rows and every agent would change with them. A 1.0 shape belongs in the 1.0 codec.
  */
 
 export const A2A_PROTOCOL_VERSION = '0.3.0';
@@ -56,7 +61,10 @@ export interface DataPart {
 
 export type Part = TextPart | FilePart | DataPart;
 
-/** §6.4 Message. */
+/**
+ * §6.4 Message, as A2A 0.3 puts it on the wire (see the top of this file): the runtime, the agent
+ * and the stores use this shape whatever version the client speaks; the 1.0 codec translates.
+ */
 export interface Message {
   kind: 'message';
   messageId: string;
@@ -87,7 +95,10 @@ export interface Artifact {
   metadata?: Metadata;
 }
 
-/** §6.1 Task. */
+/**
+ * §6.1 Task, as A2A 0.3 puts it on the wire (see the top of this file): what stores persist and
+ * streams replay, whatever version the client speaks; the 1.0 codec translates at the edge.
+ */
 export interface Task {
   kind: 'task';
   id: string;

@@ -20,8 +20,8 @@ import type { RuntimeLogger, StreamOptions } from './options.js';
 export interface FollowOptions {
   signal: StreamSignal | undefined;
   historyLength: number | undefined;
-  /** End at the end of the turn this user message started. */
-  turnMessageId: string | undefined;
+  /** The user message whose turn the stream ends with (it ends at that turn's end); undefined: no turn. */
+  messageId: string | undefined;
   /** End after the snapshot when the task is already final (tasks/resubscribe). */
   endIfFinal: boolean;
   /** End after the snapshot (a retried message whose turn already ended). */
@@ -35,7 +35,7 @@ export function followOptions(
   storeContext: StoreCallContext | undefined,
   extra: {
     historyLength?: number | undefined;
-    turnMessageId?: string;
+    messageId?: string;
     endIfFinal?: boolean;
     onlySnapshot?: boolean;
   },
@@ -43,7 +43,7 @@ export function followOptions(
   return {
     signal: options.signal,
     historyLength: extra.historyLength ?? options.historyLength,
-    turnMessageId: extra.turnMessageId,
+    messageId: extra.messageId,
     endIfFinal: extra.endIfFinal ?? false,
     onlySnapshot: extra.onlySnapshot ?? false,
     storeContext,
@@ -92,7 +92,7 @@ export class Follower {
   /**
    * The stream of a task: `snapshot` as the first frame when given (read at version `afterSeq`),
    * then the log after `afterSeq`, until a final status event, the end of the turn of
-   * `turnMessageId`, or `signal` aborts. See {@link FollowStream}.
+   * `options.messageId`, or `signal` aborts. See {@link FollowStream}.
    */
   follow(taskId: string, afterSeq: number, options: FollowOptions, snapshot?: Task): AsyncGenerator<StreamFrame> {
     return new FollowStream(this.#store, this.#waitingList, taskId, afterSeq, options, snapshot, this.#telemetry);
@@ -146,7 +146,7 @@ export class Follower {
   ): Promise<void> {
     const startSeq = await this.turnStartSeq(taskId, messageId, ctx);
     const signal = maxWaitMs === undefined ? undefined : AbortSignal.timeout(maxWaitMs);
-    const options = followOptions(signal === undefined ? {} : { signal }, ctx, { turnMessageId: messageId });
+    const options = followOptions(signal === undefined ? {} : { signal }, ctx, { messageId });
     for await (const _ of this.follow(taskId, startSeq, options)) {
       // drain: follow returns at the turn's end
     }
@@ -220,7 +220,7 @@ const DONE: IteratorResult<StreamFrame> = Object.freeze({ done: true, value: und
 /**
  * One stream, as an async iterator written out rather than an async generator: while it waits for
  * its task's next event it holds this object and the pending next() call's promise, and no
- * suspended frame (an async generator held about 0.7 KB more per held stream: bench/PROFILE.md).
+ * suspended frame (an async generator holds more per held stream: bench/PROFILE.md has the figure).
  * It behaves as the generator did: the snapshot first when given, then the log after `afterSeq`;
  * it subscribes to the task once past the snapshot, and lets go (subscription, abort listener,
  * safety poll) when it ends, fails, or is returned or thrown into. Calls made while one is being
@@ -401,7 +401,7 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
   async #advance(): Promise<Step> {
     if (this.#endNext) return END;
     const options = this.#options;
-    const { signal, turnMessageId } = options;
+    const { signal, messageId } = options;
     const snapshot = this.#snapshot;
     if (snapshot !== undefined) {
       this.#snapshot = undefined; // not kept alive while the stream waits
@@ -416,7 +416,7 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
         this.last = stored.seq;
         const { event } = stored;
         if (event.kind === 'turn-end') {
-          if (event.turnId === turnMessageId) return END;
+          if (event.turnId === messageId) return END;
           continue;
         }
         if (event.kind === 'message') continue; // user follow-ups are in the next Task snapshot, not stream items
@@ -440,11 +440,11 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
         const record = await this.#store.getTask(this.taskId, options.storeContext);
         if (record === undefined) return END;
         // Past the last event of a terminal task, nothing more can come. An interrupted task
-        // (input-required) may be about to resume with the turn `turnMessageId` waits for.
+        // (input-required) may be about to resume with the turn of `messageId`, which this stream waits for.
         const { state } = record.task.status;
         if (
           record.version <= this.last &&
-          (isTerminalState(state) || (isFinalState(state) && turnMessageId === undefined))
+          (isTerminalState(state) || (isFinalState(state) && messageId === undefined))
         ) {
           // A stream about to end having sent nothing (a reconnect whose Last-Event-ID is the
           // final event, or past it) answers with the task as it stands, as §7.9 answers a

@@ -169,9 +169,16 @@ export class Intake {
         // racing the original between this read and its commit starts the agent a second time.
         const retry = await this.#knownRetry(incoming, owner, storeContext);
         if (retry !== undefined) return retry;
-        const turn = new Turn(incoming.messageId, message, true, true, writer, undefined, callerOf(ctx), storeContext, {
-          owner,
-          takeSlot: { messageId: incoming.messageId, workerId: this.#workerId },
+        const turn = new Turn({
+          messageId: incoming.messageId,
+          message,
+          isNewTask: true,
+          isNewContext: true,
+          writer,
+          slot: undefined,
+          caller: callerOf(ctx),
+          storeContext,
+          creation: { owner, takeSlot: { messageId: incoming.messageId, workerId: this.#workerId } },
         });
         this.#scheduler.schedule(turn);
         return { kind: 'turn', turn };
@@ -200,16 +207,16 @@ export class Intake {
     }
     if (slot === undefined) throw new A2AError('INTERNAL', 'The store did not return the enqueued turn.');
     const isNewContext = incoming.contextId === undefined && incoming.taskId === undefined;
-    const turn = new Turn(
-      incoming.messageId,
+    const turn = new Turn({
+      messageId: incoming.messageId,
       message,
-      incoming.taskId === undefined,
+      isNewTask: incoming.taskId === undefined,
       isNewContext,
       writer,
       slot,
-      callerOf(ctx),
+      caller: callerOf(ctx),
       storeContext,
-    );
+    });
     this.#scheduler.schedule(turn);
     return { kind: 'turn', turn };
   }

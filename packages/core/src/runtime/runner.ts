@@ -1,15 +1,16 @@
 /**
  * Runs the agent for a turn that holds its slot: moves the task to `working`, calls the executor
- * with an {@link AgentTurn}, then closes the turn according to how it ended (returned, threw,
+ * with a {@link RuntimeTurnContext}, then closes the turn according to how it ended (returned, threw,
  * timed out, canceled, interrupted by shutdown or by a lost lease).
  */
 
 import { A2AError } from '../errors.js';
 import type { AgentExecutor } from '../executor.js';
 import { isFinalState, isTerminalState, type Task, type TaskEvent } from '../model/types.js';
-import { AgentTurn, type AgentTurnServices } from './agent-turn.js';
+
 import { retryUntilDone } from './retry.js';
 import type { Turn } from './turn.js';
+import { RuntimeTurnContext, type TurnContextServices } from './turn-context.js';
 
 /**
  * The failure reason of a turn that failed because the store could not be reached (the agent's
@@ -23,7 +24,7 @@ export function storeFailureReason(error: unknown): string | undefined {
 }
 
 export interface TurnRunnerOptions {
-  readonly services: AgentTurnServices;
+  readonly services: TurnContextServices;
   readonly executor: AgentExecutor;
   readonly workerId: string;
   /** Fails a turn that runs longer than this; undefined or ≤ 0: no limit. */
@@ -33,7 +34,7 @@ export interface TurnRunnerOptions {
 }
 
 export class TurnRunner {
-  readonly #services: AgentTurnServices;
+  readonly #services: TurnContextServices;
   readonly #executor: AgentExecutor;
   readonly #workerId: string;
   readonly #turnTimeoutMs: number | undefined;
@@ -56,6 +57,7 @@ export class TurnRunner {
   run(turn: Turn): Promise<void> {
     try {
       if (turn.settled || turn.aborted) return Promise.resolve(); // canceled (or shut down) while it waited for its context
+      turn.start();
       // A new task in a context this message created, which started at once, reads nothing (a
       // context it created has no state yet): no retry loop for it either.
       if (turn.waited || !turn.isNewTask || !turn.isNewContext) return this.#readThenStart(turn);
@@ -101,7 +103,7 @@ export class TurnRunner {
     const { events } = this.#services;
     // Not awaited: `working` goes to the store together with the agent's first updates.
     void turn.stage((task) => [events.status(task, 'working')])?.catch(() => undefined);
-    const context = new AgentTurn(turn, this.#services, previousState, contextState);
+    const context = new RuntimeTurnContext(turn, this.#services, previousState, contextState);
     const timeoutMs = this.#turnTimeoutMs;
     if (timeoutMs === undefined || timeoutMs <= 0) {
       // No limit: no timer, no race; the agent's promise, and what follows it, chained.
@@ -113,7 +115,7 @@ export class TurnRunner {
     return this.#runWithTimeout(turn, context, timeoutMs);
   }
 
-  async #runWithTimeout(turn: Turn, context: AgentTurn, timeoutMs: number): Promise<void> {
+  async #runWithTimeout(turn: Turn, context: RuntimeTurnContext, timeoutMs: number): Promise<void> {
     let thrown: unknown;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<'timeout'>((resolve) => {
@@ -140,7 +142,7 @@ export class TurnRunner {
   }
 
   /** The executor's run as a promise, also when it throws before returning one. */
-  #execute(context: AgentTurn): Promise<void> {
+  #execute(context: RuntimeTurnContext): Promise<void> {
     try {
       return Promise.resolve(this.#executor.execute(context));
     } catch (error) {
@@ -175,9 +177,10 @@ export class TurnRunner {
       await this.closeTurn(turn, storeFailureReason(thrown) ?? (reason || 'The agent failed without a message.'));
       return;
     }
-    if (turn.emitError !== undefined) {
-      const reason = turn.emitError instanceof Error ? turn.emitError.message : String(turn.emitError);
-      await this.closeTurn(turn, storeFailureReason(turn.emitError) ?? `The agent sent an invalid update: ${reason}`);
+    const { writeError } = turn;
+    if (writeError !== undefined) {
+      const reason = writeError instanceof Error ? writeError.message : String(writeError);
+      await this.closeTurn(turn, storeFailureReason(writeError) ?? `The agent sent an invalid update: ${reason}`);
       return;
     }
     await this.closeTurn(turn, undefined);
@@ -206,7 +209,8 @@ export class TurnRunner {
       },
       { log, what: "write the turn's last event", fields: { taskId: turn.taskId }, giveUp: () => turn.leaseLost },
     );
-    if (!written) turn.endUnwritten = true;
+    // Its slot is then the reaper's: releasing it would leave the task `working` with no turn to end it.
+    if (!written) turn.abandon();
     turn.settle();
   }
 

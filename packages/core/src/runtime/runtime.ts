@@ -8,7 +8,7 @@
  *   membership   the worker lease, reaping dead workers, leaving; background jobs (retention)
  *   intake       a new message (recorded with its turn's slot) or a retried one
  *   scheduler    turn slots in the context queue; how a cancel reaches a running turn
- *   runner       one run of the agent (AgentTurn is its TurnContext), closing the turn
+ *   runner       one run of the agent (RuntimeTurnContext is its TurnContext), closing the turn
  *   follower     streams: the task's log after a sequence, and the safety poll
  *   events       the status and turn-end events the runtime writes
  *   push-configs the push notification config operations, behind the SSRF guard
@@ -352,7 +352,7 @@ export class A2ARuntime {
       return this.#follower.follow(
         taskId,
         accepted.version,
-        followOptions(options, storeContext, { historyLength, turnMessageId: messageId, onlySnapshot: ended }),
+        followOptions(options, storeContext, { historyLength, messageId, onlySnapshot: ended }),
         accepted.task,
       );
     }
@@ -361,7 +361,7 @@ export class A2ARuntime {
     return this.#follower.follow(
       task.id,
       version,
-      followOptions(options, storeContext, { historyLength, turnMessageId: turn.messageId }),
+      followOptions(options, storeContext, { historyLength, messageId: turn.messageId }),
       task,
     );
   }
@@ -430,7 +430,7 @@ export class A2ARuntime {
       }
       if (endSeq === undefined && afterSeq > record.version) throw lastEventIdPastEnd(taskId, afterSeq, record.version);
     }
-    return this.#follower.follow(taskId, afterSeq, followOptions(options, storeContext, { turnMessageId: messageId }));
+    return this.#follower.follow(taskId, afterSeq, followOptions(options, storeContext, { messageId }));
   }
 
   // ---- tasks/get, tasks/list, tasks/cancel, tasks/resubscribe (§7.3–7.9) ----

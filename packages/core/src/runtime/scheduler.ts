@@ -157,7 +157,7 @@ export class Scheduler {
   /** Aborts every turn of this worker (its lease was lost): their pending writes stop being retried. */
   abortAll(cause: AbortCause): void {
     for (const turn of this.#running) {
-      if (cause === 'lease-lost') turn.leaseLost = true;
+      if (cause === 'lease-lost') turn.loseLease();
       turn.abort(cause);
     }
   }
@@ -203,22 +203,22 @@ export class Scheduler {
    * the slot goes to the reaper, which fails the task and releases it.
    */
   async #releaseSlot(turn: Turn): Promise<void> {
-    if (turn.slotReleased) return;
+    if (turn.phase === 'released') return;
     const slot = turn.slot;
     if (slot === undefined) {
       // A turn whose task's creation was deferred took no slot (and, unwritten, left nothing to reap).
-      turn.slotReleased = true;
+      turn.slotReleased();
       return;
     }
     const released =
-      !turn.endUnwritten &&
+      turn.phase !== 'abandoned' &&
       (await retryUntilDone(() => releaseSlot(this.#store, slot), {
         log: this.#log,
         what: "release the turn's queue slot",
         fields: { taskId: turn.taskId },
         giveUp: () => turn.leaseLost,
       }));
-    if (released) turn.slotReleased = true;
+    if (released) turn.slotReleased();
     else this.#onAbandoned(slot);
   }
 
@@ -260,7 +260,7 @@ export class Scheduler {
         continue;
       }
       if (readiness.ready) return;
-      turn.waited = true;
+      turn.waitedForSlot();
       // The turn ahead ends with a write to its task and a queue notification: wake on it. Subscribe
       // first, then look again, so a release landing between the two reads is not missed.
       const wake = new AbortController();

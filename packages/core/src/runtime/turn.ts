@@ -2,6 +2,31 @@
  * A turn: one run of the agent for one user message. It holds its task's writer, the agent's
  * updates on their way to the store (checked at once, written in batches), how it was aborted, and
  * what a blocking send waits for.
+ *
+ * Glossary of the runtime (one word per thing; docs/architecture.md is written from this):
+ * - turn: one run of the agent for one user message ({@link Turn}), from the commit that records
+ *   the message to the commit that ends it (a final status, or a `turn-end` event). A task has one
+ *   turn per user message; the turn is named by that message's messageId.
+ * - turn context: what the agent's `execute` receives (`TurnContext` in executor.ts; the runtime's
+ *   implementation is `RuntimeTurnContext`, turn-context.ts): it reads the turn and reports on it.
+ * - slot: a turn's place in its context's queue, kept by the store (`QueueSlot` in the store
+ *   contract). Taken by the commit that records the message, released by the commit that ends the
+ *   turn; turns of one context run one after another, in slot order, on whichever workers.
+ * - task writer: the only way the runtime writes a task (task-writer.ts): a snapshot, its version,
+ *   and version-checked commits that reload and retry on a conflict.
+ * - intake: what an incoming message becomes (intake.ts): a new turn with its slot, or a retry of a
+ *   message already received, answered from the task it started.
+ * - scheduler: waits for a turn's slot to reach the head of its context's queue, runs the turn,
+ *   releases the slot (scheduler.ts); the turn registry is how a cancel reaches a running turn in
+ *   this process.
+ * - runner: one run of the agent with its turn context, and the turn's last event however it ended
+ *   (runner.ts).
+ * - follower: streams: a task's log after a sequence number, woken by the store (follower.ts).
+ * - membership: this worker's lease in the store, renewed on a timer; reaping the turns of workers
+ *   whose lease ran out (membership.ts).
+ * - lease: a worker's claim to be alive, with an expiry; a turn belongs to its worker's lease, so a
+ *   lost lease hands the turn to the reaper.
+ * - reaper: the worker that finds a lease run out and fails its turns, releasing their slots.
  */
 
 import { A2AError } from '../errors.js';
@@ -40,6 +65,11 @@ export class LazyDeferred<T> {
   #value: T | undefined;
   #deferred: { promise: Promise<T>; resolve: (value: T) => void } | undefined;
 
+  /** Resolved already. */
+  get settled(): boolean {
+    return this.#settled;
+  }
+
   get promise(): Promise<T> {
     if (this.#settled) return Promise.resolve(this.#value as T);
     this.#deferred ??= deferred<T>();
@@ -63,7 +93,79 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
   return { promise, resolve };
 }
 
+/**
+ * Where a turn is in its life. One phase instead of a flag per fact: the facts (running, its end
+ * staged, its slot released, its end given up) only ever change in the orders below.
+ *
+ * ```
+ *            start()               end staged
+ *   queued ──────────▶ running ───────────────▶ ending
+ *     │  ▲                ▲                        │
+ *     │  └────────────────┴── end's commit failed ─┤   (#reopen: back to where it was)
+ *     └──── end staged (failed before it ran) ────▶│
+ *                                                  │ end written
+ *                                                  ▼
+ *   queued, running, ending ── slot released ──▶ released    (final: nothing more is written)
+ *   queued, running, ending ── end given up ───▶ abandoned ──▶ released    (only when it holds
+ *                                     no slot, or a commit carrying its end landed after all)
+ * ```
+ *
+ * - `queued`: accepted (its message recorded, its slot taken), waiting for its slot to reach the
+ *   head of its context's queue. A turn canceled or shut down meanwhile goes from here to
+ *   `released` without running; one that fails before it runs stages its end from here.
+ * - `running`: the runner started it: the agent runs, its updates are staged and written.
+ * - `ending`: the event that ends the turn (a final status, a turn end, a failure) is staged: later
+ *   updates of the agent are dropped, since the context's next turn may already be running (on
+ *   any worker). If the commit carrying it fails, the turn goes back to where it was, so its
+ *   failure can still be recorded.
+ * - `released`: the turn holds no slot any more (the commit that ended it released it, the
+ *   scheduler did, or it never took one): nothing more of it is written.
+ * - `abandoned`: its end could not be written before this worker's lease ran out: its slot is left
+ *   to the reaper, which fails the task and releases it (a turn that holds no slot is released).
+ *
+ * Each transition is a method; an illegal one throws (INTERNAL) rather than leave the turn in a
+ * state no code expects.
+ */
+export type TurnPhase = 'queued' | 'running' | 'ending' | 'released' | 'abandoned';
+
+const TRANSITIONS: Readonly<Record<TurnPhase, readonly TurnPhase[]>> = {
+  queued: ['running', 'ending', 'released', 'abandoned'],
+  running: ['ending', 'released', 'abandoned'],
+  ending: ['queued', 'running', 'released', 'abandoned'],
+  released: [],
+  abandoned: ['abandoned', 'released'],
+};
+
+/** What a turn is made from (see Intake). */
+export interface TurnOptions {
+  /** The id of the user message that started the turn (the store calls it the turn id). */
+  readonly messageId: string;
+  readonly message: Message;
+  readonly isNewTask: boolean;
+  /** The context was created by this message (its id generated here): no other turn, no state. */
+  readonly isNewContext: boolean;
+  readonly writer: TaskWriter;
+  /**
+   * The turn's place in its context's queue, taken by the commit that recorded the message;
+   * undefined while the task's creation is deferred (a turn that ends in its creating commit
+   * never takes one).
+   */
+  readonly slot: QueueSlot | undefined;
+  /** Who sent the message that started the turn. */
+  readonly caller: Caller;
+  /** The store context of the caller's writes. */
+  readonly storeContext: StoreCallContext | undefined;
+  /** The task is written by the turn's first commit, together with the agent's first updates. */
+  readonly creation?: PendingCreation | undefined;
+}
+
 export class Turn {
+  readonly messageId: string;
+  readonly message: Message;
+  readonly isNewTask: boolean;
+  readonly isNewContext: boolean;
+  readonly caller: Caller;
+  readonly storeContext: StoreCallContext | undefined;
   readonly writer: TaskWriter;
   /**
    * The task's status with every queued update applied: what the agent's next update is checked
@@ -76,30 +178,15 @@ export class Turn {
   readonly outcome = new LazyDeferred<TurnOutcome>();
   /** Resolves when the executor has returned and the turn's writes are done. */
   readonly done = new LazyDeferred<void>();
-  abortCause: AbortCause | undefined;
-  settled = false;
-  reply: Message | undefined;
-  /** The first store failure while writing the agent's updates; the turn fails with it. */
-  emitError: unknown;
+  #phase: TurnPhase = 'queued';
+  /** Where a turn whose end could not be written goes back to. */
+  #phaseBeforeEnd: 'queued' | 'running' = 'queued';
+  #abortCause: AbortCause | undefined;
+  #writeError: unknown;
+  #waited = false;
+  #leaseLost = false;
   /** Ends the watch for a cancel from another worker (see Scheduler), when one runs. */
   unsubscribe: (() => void) | undefined;
-  lastArtifactId: string | undefined;
-  /** The turn waited behind another turn of its context before it ran. */
-  waited = false;
-  /**
-   * A final status or the turn end is staged: the turn is over, and later updates of the agent are
-   * dropped (the context's next turn may already be running, on any worker).
-   */
-  ended = false;
-  /** The commit that ended the turn also released its slot in the context's queue. */
-  slotReleased = false;
-  /**
-   * This worker's lease ran out while the turn ran: another worker may be reaping it, so the
-   * turn's writes that must happen (its end, its slot) stop being retried (see retry.ts).
-   */
-  leaseLost = false;
-  /** The turn's last event could not be written before the lease ran out: the task is not ended. */
-  endUnwritten = false;
   #queue: TaskEvent[] = [];
   /** The queued batch holds the event that ends the turn: its commit releases the slot too. */
   #endQueued = false;
@@ -107,41 +194,119 @@ export class Turn {
   #pumping: Promise<void> | undefined;
   #inFlight = 0;
   #creation: PendingCreation | undefined;
-  /** The turn's place in its context's queue (see the constructor). */
-  slot: QueueSlot | undefined;
+  #slot: QueueSlot | undefined;
   /** When the scheduler took it, and when it got its slot (monotonic seconds; 0 with telemetry off). */
   acceptedAt = 0;
   startedAt = 0;
 
-  constructor(
-    /** The id of the user message that started the turn (the store calls it the turn id). */
-    readonly messageId: string,
-    readonly message: Message,
-    readonly isNewTask: boolean,
-    /** The context was created by this message (its id generated here): no other turn, no state. */
-    readonly isNewContext: boolean,
-    writer: TaskWriter,
-    /**
-     * The turn's place in its context's queue, taken by the commit that recorded the message;
-     * undefined while the task's creation is deferred (a turn that ends in its creating commit
-     * never takes one).
-     */
-    slot: QueueSlot | undefined,
-    /** Who sent the message that started the turn. */
-    readonly caller: Caller,
-    /** The store context of the caller's writes. */
-    readonly storeContext: StoreCallContext | undefined,
-    /** The task is written by the turn's first commit, together with the agent's first updates. */
-    creation?: PendingCreation,
-  ) {
-    this.writer = writer;
-    this.projected = writer.task;
-    this.slot = slot;
-    this.#creation = creation;
+  constructor(options: TurnOptions) {
+    this.messageId = options.messageId;
+    this.message = options.message;
+    this.isNewTask = options.isNewTask;
+    this.isNewContext = options.isNewContext;
+    this.caller = options.caller;
+    this.storeContext = options.storeContext;
+    this.writer = options.writer;
+    this.projected = options.writer.task;
+    this.#slot = options.slot;
+    this.#creation = options.creation;
   }
 
   get taskId(): string {
     return this.writer.task.id;
+  }
+
+  /** See {@link TurnPhase}. */
+  get phase(): TurnPhase {
+    return this.#phase;
+  }
+
+  /** The turn's place in its context's queue; undefined while it has none (see {@link TurnOptions.slot}). */
+  get slot(): QueueSlot | undefined {
+    return this.#slot;
+  }
+
+  /** The first store failure while writing the agent's updates; the turn fails with it. */
+  get writeError(): unknown {
+    return this.#writeError;
+  }
+
+  /** The turn waited behind another turn of its context before it ran: its task is read again. */
+  get waited(): boolean {
+    return this.#waited;
+  }
+
+  /** The turn's slot was not at the head of its context's queue when first checked. */
+  waitedForSlot(): void {
+    this.#waited = true;
+  }
+
+  /**
+   * This worker's lease ran out while the turn ran: another worker may be reaping it, so the
+   * turn's writes that must happen (its end, its slot) stop being retried (see retry.ts).
+   */
+  get leaseLost(): boolean {
+    return this.#leaseLost;
+  }
+
+  loseLease(): void {
+    this.#leaseLost = true;
+  }
+
+  /** The outcome a blocking send waits for is resolved. */
+  get settled(): boolean {
+    return this.outcome.settled;
+  }
+
+  /** queued → running: the runner starts the agent. */
+  start(): void {
+    this.#to('running');
+  }
+
+  /** queued | running → ending: the event that ends the turn is staged. */
+  #stageEnd(): void {
+    const from = this.#phase;
+    this.#to('ending');
+    if (from === 'queued' || from === 'running') this.#phaseBeforeEnd = from;
+  }
+
+  /**
+   * ending → queued | running: the commit carrying the end failed; the turn is not over. Called
+   * from inside the pump, where a throw would be lost: a turn already past `ending` stays there.
+   */
+  #reopen(): void {
+    if (this.#phase === 'ending') this.#to(this.#phaseBeforeEnd);
+  }
+
+  /** ending | abandoned → released: the commit that wrote the turn's end also released its slot (or it took none). */
+  #endWritten(): void {
+    if (this.#phase !== 'released') this.#to('released');
+  }
+
+  /**
+   * → released: the turn holds no slot any more (released by the scheduler, or it never took
+   * one). Not from `abandoned` while it holds a slot: that slot is the reaper's.
+   */
+  slotReleased(): void {
+    if (this.#phase === 'abandoned' && this.#slot !== undefined) this.#refuse('released');
+    this.#to('released');
+  }
+
+  /** → abandoned: the turn's end could not be written before the lease ran out. */
+  abandon(): void {
+    this.#to('abandoned');
+  }
+
+  #to(next: TurnPhase): void {
+    if (!TRANSITIONS[this.#phase].includes(next)) this.#refuse(next);
+    this.#phase = next;
+  }
+
+  #refuse(next: TurnPhase): never {
+    throw new A2AError(
+      'INTERNAL',
+      `The turn of message "${this.messageId}" cannot go from ${this.#phase} to ${next} (see TurnPhase).`,
+    );
   }
 
   /** Updates queued or being written. */
@@ -154,18 +319,20 @@ export class Turn {
    * to the agent) and queues them. Updates that queue up while a write is in flight go to the
    * store together in the next commit: one round trip for a burst of artifact chunks. Resolves
    * with true once written, false if dropped because the task became terminal meanwhile (a cancel
-   * from any worker); undefined when there was nothing to write (the task is already terminal).
+   * from any worker); undefined when there was nothing to write (the turn is ending or over, or
+   * the task is already terminal).
    */
   stage(build: (projected: Task) => TaskEvent[] | undefined): Promise<boolean> | undefined {
-    if (this.ended || isTerminalState(this.projected.status.state)) return undefined;
+    const phase = this.#phase;
+    if ((phase !== 'queued' && phase !== 'running') || isTerminalState(this.projected.status.state)) return undefined;
     const events = build(this.projected);
     if (events === undefined || events.length === 0) return undefined;
     this.projected = projectStatus(this.projected, events);
     const written = new Promise<boolean>((resolve, reject) => this.#waiters.push({ resolve, reject }));
     for (const event of events) {
       this.#queue.push(event);
-      if (endsTurn(event, this.messageId)) {
-        this.ended = true;
+      if (endsTurn(event, this.messageId) && !this.#endQueued) {
+        this.#stageEnd();
         this.#endQueued = true;
       }
     }
@@ -189,16 +356,17 @@ export class Turn {
         const creation = this.#creation;
         const written =
           creation === undefined ? await this.#commit(events, ends) : await this.#create(creation, events, ends);
-        if (written && ends) this.slotReleased = true;
+        // The commit that ended the turn released its slot in the context's queue (or took none).
+        if (written && ends) this.#endWritten();
         for (const waiter of waiters) waiter.resolve(written);
       } catch (error) {
-        this.emitError ??= error;
+        this.#writeError ??= error;
         // The end was not written: the turn is not over, so its failure can still be recorded.
-        if (ends) this.ended = false;
+        if (ends) this.#reopen();
         for (const waiter of waiters) waiter.reject(error);
         if (this.#creation !== undefined && A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE') {
           // Another turn recorded this message first: it is the message's turn, this one stops.
-          this.ended = true;
+          if (this.#phase === 'queued' || this.#phase === 'running') this.#stageEnd();
           for (const waiter of this.#waiters) waiter.reject(error);
           this.#queue = [];
           this.#waiters = [];
@@ -224,7 +392,7 @@ export class Turn {
    */
   async #commit(events: TaskEvent[], ends: boolean): Promise<boolean> {
     const result = await this.writer.commit((task) => (isTerminalState(task.status.state) ? undefined : events), {
-      releaseSlot: ends ? this.slot : undefined,
+      releaseSlot: ends ? this.#slot : undefined,
     });
     return result !== undefined;
   }
@@ -249,7 +417,7 @@ export class Turn {
     this.#creation = undefined;
     if (options.takeSlot !== undefined && result !== undefined) {
       if (result.turn === undefined) throw new A2AError('INTERNAL', 'The store did not return the enqueued turn.');
-      this.slot = result.turn;
+      this.#slot = result.turn;
     }
     return result !== undefined;
   }
@@ -259,10 +427,10 @@ export class Turn {
     while (this.#pumping) await this.#pumping;
   }
 
-  settle(): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.outcome.resolve(this.reply ? { task: this.writer.task, reply: this.reply } : { task: this.writer.task });
+  /** Resolves the outcome a blocking send waits for (the first call wins): the task, and the agent's reply if it gave one. */
+  settle(reply?: Message): void {
+    if (this.outcome.settled) return;
+    this.outcome.resolve(reply ? { task: this.writer.task, reply } : { task: this.writer.task });
   }
 
   get signal(): AbortSignal {
@@ -270,13 +438,18 @@ export class Turn {
     return this.#controller.signal;
   }
 
+  /** Why the turn was aborted (the first cause wins); undefined while it was not. */
+  get abortCause(): AbortCause | undefined {
+    return this.#abortCause;
+  }
+
   get aborted(): boolean {
-    return this.abortCause !== undefined;
+    return this.#abortCause !== undefined;
   }
 
   abort(cause: AbortCause): void {
-    if (this.abortCause !== undefined) return;
-    this.abortCause = cause;
+    if (this.#abortCause !== undefined) return;
+    this.#abortCause = cause;
     this.#controller ??= new AbortController();
     this.#controller.abort(new A2AError('INTERNAL', `Turn aborted: ${cause}`));
   }

@@ -34,16 +34,16 @@ function turnOf(store: MemoryStore, taskId: string): Turn {
   const task: Task = { kind: 'task', id: taskId, contextId: 'ctx', status: { state: 'working', timestamp: '' } };
   const slot = { contextId: 'ctx', position: 1, taskId, messageId, workerId: 'w' };
   const message = userMessage('x');
-  return new Turn(
+  return new Turn({
     messageId,
     message,
-    true,
-    true,
-    new TaskWriter(store, task, 1, undefined),
+    isNewTask: true,
+    isNewContext: true,
+    writer: new TaskWriter(store, task, 1, undefined),
     slot,
-    callerOf(callContext()),
-    undefined,
-  );
+    caller: callerOf(callContext()),
+    storeContext: undefined,
+  });
 }
 
 describe('turn registry', () => {

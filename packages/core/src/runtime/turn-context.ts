@@ -1,4 +1,7 @@
-/** The {@link TurnContext} an agent's `execute` receives: what it reads of the turn, and how it reports. */
+/**
+ * The runtime's {@link TurnContext}: what an agent's `execute` receives, what it reads of its turn
+ * and how it reports on it. It is not the turn (see turn.ts): one is made per run of the agent.
+ */
 
 import {
   type ArtifactInput,
@@ -24,7 +27,7 @@ import type { RuntimeLogger } from './options.js';
 import type { Turn } from './turn.js';
 
 /** What the runtime lends the context of each of its turns: one object per runtime, not closures per turn. */
-export interface AgentTurnServices {
+export interface TurnContextServices {
   readonly store: A2AStore;
   readonly log: RuntimeLogger;
   readonly events: Events;
@@ -37,11 +40,11 @@ type EmitOptions = { durable?: boolean; after?: () => void };
 const NO_EMIT_OPTIONS: EmitOptions = Object.freeze({});
 
 /**
- * Its update methods are getters returning a fresh arrow function: `const { complete } = turn`
- * works, and a turn keeps no closure per method alive while it runs (a held stream's turn is mostly
+ * Its update methods are getters returning a fresh arrow function: `const { complete } = context`
+ * works, and a context keeps no closure per method alive while its turn runs (a held stream's turn is mostly
  * waiting). The message and task are copied only if read.
  */
-export class AgentTurn implements TurnContext {
+export class RuntimeTurnContext implements TurnContext {
   readonly taskId: string;
   readonly contextId: string;
   readonly isNewTask: boolean;
@@ -49,13 +52,15 @@ export class AgentTurn implements TurnContext {
   readonly contextState: unknown;
   readonly caller: Caller;
   readonly #turn: Turn;
-  readonly #services: AgentTurnServices;
+  readonly #services: TurnContextServices;
   readonly #taskAtStart: Task;
+  /** The artifact of the previous chunk, which a chunk with `append` and no id extends (§7.2.3). */
+  #lastArtifactId: string | undefined;
   #message: Message | undefined;
   #task: Task | undefined;
   #text: string | undefined;
 
-  constructor(turn: Turn, services: AgentTurnServices, previousState: TaskState, contextState: unknown) {
+  constructor(turn: Turn, services: TurnContextServices, previousState: TaskState, contextState: unknown) {
     this.#turn = turn;
     this.#services = services;
     this.#taskAtStart = turn.projected;
@@ -116,10 +121,7 @@ export class AgentTurn implements TurnContext {
       // completes, so its log and other readers agree.
       return this.#emit((current) => [this.#services.events.status(current, 'completed', reply)], {
         durable: true,
-        after: () => {
-          turn.reply = reply;
-          turn.settle();
-        },
+        after: () => turn.settle(reply),
       });
     };
   }
@@ -128,11 +130,10 @@ export class AgentTurn implements TurnContext {
   }
 
   async #artifact(chunk: ArtifactInput): Promise<string> {
-    const turn = this.#turn;
     // §7.2.3: a chunk with `append` extends the artifact of the previous chunk unless it names one.
     const artifactId =
-      chunk.artifactId ?? (chunk.append ? turn.lastArtifactId : undefined) ?? this.#services.events.newId();
-    turn.lastArtifactId = artifactId;
+      chunk.artifactId ?? (chunk.append ? this.#lastArtifactId : undefined) ?? this.#services.events.newId();
+    this.#lastArtifactId = artifactId;
     await this.#emit((current) => {
       const event: TaskEvent = {
         kind: 'artifact-update',
@@ -187,7 +188,7 @@ export class AgentTurn implements TurnContext {
     const { durable, after } = options;
     const written =
       after === undefined ? staged.then(() => undefined) : staged.then((ok) => (ok ? after() : undefined));
-    written.catch(() => undefined); // recorded in turn.emitError; the turn fails with it
+    written.catch(() => undefined); // recorded in turn.writeError; the turn fails with it
     return durable || turn.backlog > MAX_BACKLOG ? written : Promise.resolve();
   }
 }

@@ -1,0 +1,99 @@
+/**
+ * A turn's phase (see TurnPhase in turn.ts): the paths a turn takes through queued, running,
+ * ending, released and abandoned, and the transitions it refuses.
+ */
+import { randomUUID } from 'node:crypto';
+import { MemoryStore } from '@fastify-a2a/store-memory';
+import { describe, expect, it } from 'vitest';
+import { A2AError } from '../../src/errors.js';
+import { callContext } from '../../src/protocol/context.js';
+import { Events } from '../../src/runtime/events.js';
+import { Intake } from '../../src/runtime/intake.js';
+import type { Turn } from '../../src/runtime/turn.js';
+import { recordingLogger, userMessage } from './helpers.js';
+
+const events = new Events(Date.now, randomUUID);
+
+/** A turn as intake makes it (its task and slot in the store), not handed to any scheduler. */
+async function acceptedTurn(store = new MemoryStore()): Promise<Turn> {
+  let scheduled: Turn | undefined;
+  const intake = new Intake({
+    store,
+    events,
+    log: recordingLogger(),
+    workerId: 'w',
+    scheduler: { schedule: (turn) => (scheduled = turn) },
+  });
+  await intake.accept({ message: userMessage('hello') }, callContext());
+  if (scheduled === undefined) throw new Error('intake scheduled no turn');
+  return scheduled;
+}
+
+/** What an illegal transition throws: an INTERNAL error naming both phases. */
+const refused = (from: string, to: string) =>
+  expect.objectContaining({ code: 'INTERNAL', message: expect.stringContaining(`cannot go from ${from} to ${to}`) });
+
+describe('turn phase', () => {
+  it('queued → running → ending → released: the commit that writes the end releases the slot', async () => {
+    const store = new MemoryStore();
+    const turn = await acceptedTurn(store);
+    expect(turn.phase).toBe('queued');
+    turn.start();
+    expect(turn.phase).toBe('running');
+    const written = turn.stage((task) => [events.status(task, 'completed')]);
+    expect(turn.phase).toBe('ending');
+    expect(await written).toBe(true);
+    expect(turn.phase).toBe('released');
+    expect(await store.listWorkerTurns('w')).toEqual([]);
+  });
+
+  it('drops updates once the turn is ending: the context’s next turn may already run', async () => {
+    const turn = await acceptedTurn();
+    turn.start();
+    void turn.stage((task) => [events.turnEnd(task, turn.messageId)]);
+    expect(turn.stage((task) => [events.status(task, 'working')])).toBeUndefined();
+    await turn.flush();
+    expect(turn.stage((task) => [events.status(task, 'working')])).toBeUndefined();
+  });
+
+  it('goes back to running when the commit carrying its end fails, so its failure can still be written', async () => {
+    const store = new MemoryStore();
+    const turn = await acceptedTurn(store);
+    turn.start();
+    const outage = new A2AError('STORE_UNAVAILABLE', 'down');
+    const commit = store.commit.bind(store);
+    store.commit = () => Promise.reject(outage);
+    await expect(turn.stage((task) => [events.turnEnd(task, turn.messageId)])).rejects.toBe(outage);
+    expect(turn.phase).toBe('running');
+    expect(turn.writeError).toBe(outage);
+    store.commit = commit;
+    expect(await turn.stage((task) => [events.status(task, 'failed', 'store was down')])).toBe(true);
+    expect(turn.phase).toBe('released');
+  });
+
+  it('refuses to start twice, naming both phases (regression: illegal transitions are visible)', async () => {
+    const turn = await acceptedTurn();
+    turn.start();
+    expect(() => turn.start()).toThrow(refused('running', 'running'));
+    expect(turn.phase).toBe('running');
+  });
+
+  it('refuses to start a turn whose slot was released (canceled while queued): released is final', async () => {
+    const turn = await acceptedTurn();
+    turn.slotReleased();
+    expect(() => turn.start()).toThrow(refused('released', 'running'));
+    expect(() => turn.abandon()).toThrow(refused('released', 'abandoned'));
+    expect(turn.phase).toBe('released');
+  });
+
+  it('an abandoned turn keeps its slot for the reaper: it cannot be marked released or run', async () => {
+    const turn = await acceptedTurn();
+    turn.start();
+    turn.abandon();
+    turn.abandon(); // the runner and a drain may both give up on the same end
+    expect(turn.phase).toBe('abandoned');
+    expect(() => turn.slotReleased()).toThrow(refused('abandoned', 'released'));
+    expect(() => turn.start()).toThrow(refused('abandoned', 'running'));
+    expect(turn.stage((task) => [events.status(task, 'working')])).toBeUndefined();
+  });
+});
