@@ -13,7 +13,6 @@ export type {
 export * from './context.js';
 export * from './dispatch.js';
 export * from './operations.js';
-export * from './service.js';
 export * from './v0_3/index.js';
 export * from './v1_0/index.js';
 export * from './validation.js';
