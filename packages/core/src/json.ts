@@ -8,6 +8,14 @@
  * typical task, which matters because the memory store copies every snapshot and event in and out.
  */
 
+/** A JSON object as read off the wire: its fields not yet checked. */
+export type JsonObject = Record<string, unknown>;
+
+/** Whether `value` is a JSON object (not `null`, not an array): what a field read off the wire must be before its fields are. */
+export function isJsonObject(value: unknown): value is JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
 /** Deeper than this is taken for a cycle (JSON.stringify would throw for one, or overflow the stack). */
 export const MAX_JSON_DEPTH = 1000;
 

@@ -6,8 +6,8 @@
  */
 
 import { A2AError } from '../errors.js';
-import type { MessageSendParams } from '../model/types.js';
 import type { Logger } from '../logger.js';
+import type { MessageSendParams } from '../model/types.js';
 import { noTelemetry, type RequestTelemetry, type Telemetry } from '../telemetry.js';
 import type { ProtocolCodec } from './codec.js';
 import type { CallContext } from './context.js';
