@@ -73,6 +73,4 @@ describe('layering', () => {
       relativeImports(join(src, 'telemetry.ts')).filter((target) => !/^(model\/|protocol\/|errors\.ts)/.test(target)),
     ).toEqual([]);
   });
-
-});
 });
