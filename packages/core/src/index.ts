@@ -149,14 +149,15 @@ export { A2A_0_3_VERSION, json0_3, json0_3Caller, jsonRpc0_3 } from './protocol/
 export { protoJson0_3, protoJson0_3Caller, rest0_3 } from './protocol/v0_3/rest.js';
 export { METHOD_NAMES_1_0, protoJson1_0, protoJson1_0Caller } from './protocol/v1_0/codec.js';
 export { ERROR_TABLE_1_0, errorDetails } from './protocol/v1_0/errors.js';
-export { A2A_1_0_VERSION, jsonRpc1_0 } from './protocol/v1_0/jsonrpc.js';
+// The 1.0 writers under their versioned names (protocol/v1_0/index.ts names them).
 export {
-  cardOut as cardOut1_0,
-  STATE_FROM_WIRE as STATE_FROM_WIRE_1_0,
-  STATE_TO_WIRE as STATE_TO_WIRE_1_0,
-  securityRequirementsOut as securityRequirementsOut1_0,
-  securitySchemeOut as securitySchemeOut1_0,
-} from './protocol/v1_0/proto-json.js';
+  cardOut1_0,
+  STATE_FROM_WIRE_1_0,
+  STATE_TO_WIRE_1_0,
+  securityRequirementsOut1_0,
+  securitySchemeOut1_0,
+} from './protocol/v1_0/index.js';
+export { A2A_1_0_VERSION, jsonRpc1_0 } from './protocol/v1_0/jsonrpc.js';
 export { rest1_0 } from './protocol/v1_0/rest.js';
 
 // ---- The store contract (store.ts, coordination.ts, task-list.ts) ----
