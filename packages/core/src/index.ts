@@ -232,7 +232,6 @@ export type {
   InterruptedExpiryOptions,
   PushOptions,
   RetentionOptions,
-  RuntimeLogger,
   StreamOptions,
 } from './runtime.js';
 export {
