@@ -12,10 +12,11 @@
 
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import type { JsonObject as Json } from '@fastify-a2a/core/protocol';
 import { A2AClientError } from './errors.js';
 import { CallScope, type HttpClient } from './http.js';
 
-export type Json = Record<string, unknown>;
+export type { Json };
 
 /** The bindings this client speaks. gRPC is not one of them (see packages/grpc). */
 export type Binding = 'JSONRPC' | 'HTTP+JSON';

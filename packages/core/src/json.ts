@@ -4,9 +4,18 @@
  * Everything A2A carries is JSON, and the durable stores keep JSON text: copying with the same
  * rules as `JSON.parse(JSON.stringify(value))` makes an in-memory copy hold exactly what a SQLite or
  * Postgres round trip would give back (a `Date` becomes its ISO string, `undefined` properties
- * vanish, `NaN` becomes `null`). It is also several times faster than `structuredClone` on a
- * typical task, which matters because the memory store copies every snapshot and event in and out.
+ * vanish, `NaN` becomes `null`). It is also faster than `structuredClone` on a typical task (the
+ * measurement is in bench/PROFILE.md), which matters because the memory store copies every
+ * snapshot and event in and out.
  */
+
+/** A JSON object as read off the wire: its fields not yet checked. */
+export type JsonObject = Record<string, unknown>;
+
+/** Whether `value` is a JSON object (not `null`, not an array): what a field read off the wire must be before its fields are. */
+export function isJsonObject(value: unknown): value is JsonObject {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
 
 /** Deeper than this is taken for a cycle (JSON.stringify would throw for one, or overflow the stack). */
 export const MAX_JSON_DEPTH = 1000;

@@ -7,5 +7,6 @@
 
 export * from './errors.js';
 export * from './json.js';
+export type { Logger } from './logger.js';
 export * from './model/index.js';
 export * from './protocol/index.js';

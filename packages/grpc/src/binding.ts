@@ -10,12 +10,13 @@ import {
   A2AError,
   type CallContext,
   type Dispatcher,
+  type JsonObject,
+  type Logger,
   METHOD_NAMES_1_0,
   type OperationName,
   type Principal,
   protoJson1_0,
   publicError,
-  type RuntimeLogger,
   type StreamFrame,
 } from '@fastify-a2a/core';
 import type {
@@ -30,10 +31,8 @@ import type protobuf from 'protobufjs';
 import { grpcStatusOf, malformedRequest } from './errors.js';
 import { decodeToJson, encodeFromJson, SERVICE_NAME, service } from './proto.js';
 
-type Json = Record<string, unknown>;
-
 /** What a request's bytes decoded to: its ProtoJSON, or why they are not the method's message. */
-export type DecodedRequest = { readonly json: Json } | { readonly malformed: A2AError };
+export type DecodedRequest = { readonly json: JsonObject } | { readonly malformed: A2AError };
 
 /** Authenticates a call from its credentials (metadata keys are lowercase header names). */
 export type GrpcAuthenticate = (
@@ -45,7 +44,7 @@ export interface GrpcBindingOptions {
   dispatcher: Dispatcher;
   /** The agent's authentication; resolves undefined when the agent is open. */
   authenticate: GrpcAuthenticate;
-  logger: RuntimeLogger;
+  logger: Logger;
 }
 
 /** Each rpc of the service and the operation it runs (the 1.0 method names are the rpc names). */
@@ -70,7 +69,7 @@ export function a2aServiceDefinition(): ServiceDefinition {
       path: `/${SERVICE_NAME}/${method.name}`,
       requestStream: false,
       responseStream: method.responseStream === true,
-      requestSerialize: (json: Json) => Buffer.from(encodeFromJson(requestType, json)),
+      requestSerialize: (json: JsonObject) => Buffer.from(encodeFromJson(requestType, json)),
       requestDeserialize: (bytes: Buffer): DecodedRequest => {
         try {
           return { json: decodeToJson(requestType, bytes) };
@@ -78,7 +77,7 @@ export function a2aServiceDefinition(): ServiceDefinition {
           return { malformed: malformedRequest(method.name, error) };
         }
       },
-      responseSerialize: (json: Json) => Buffer.from(encodeFromJson(responseType, json)),
+      responseSerialize: (json: JsonObject) => Buffer.from(encodeFromJson(responseType, json)),
       responseDeserialize: (bytes: Buffer) => decodeToJson(responseType, bytes),
       originalName: lowerCamel(method.name),
     };
@@ -129,7 +128,7 @@ class GrpcCallContext implements CallContext {
     readonly request: {
       readonly id: string;
       readonly headers: Readonly<Record<string, string | undefined>>;
-      readonly log: RuntimeLogger;
+      readonly log: Logger;
     },
   ) {}
 
@@ -147,7 +146,7 @@ class GrpcCallContext implements CallContext {
 export class GrpcBinding {
   readonly #dispatcher: Dispatcher;
   readonly #authenticate: GrpcAuthenticate;
-  readonly #log: RuntimeLogger;
+  readonly #log: Logger;
   /** Open streams, each ended by its context's abort. */
   readonly #open = new Set<GrpcCallContext>();
   #onEmpty: (() => void)[] = [];
@@ -168,10 +167,10 @@ export class GrpcBinding {
       if (operation === undefined) continue; // grpc-js answers UNIMPLEMENTED
       handlers[method.name] =
         method.responseStream === true
-          ? (call: ServerWritableStream<DecodedRequest, Json>) => {
+          ? (call: ServerWritableStream<DecodedRequest, JsonObject>) => {
               void this.#stream(operation, call);
             }
-          : (call: ServerUnaryCall<DecodedRequest, Json>, callback: sendUnaryData<Json>) => {
+          : (call: ServerUnaryCall<DecodedRequest, JsonObject>, callback: sendUnaryData<JsonObject>) => {
               this.#unary(operation, call).then(
                 (result) => callback(null, result),
                 (error: unknown) => callback(grpcStatusOf(publicError(error, this.#log, operation))),
@@ -187,7 +186,7 @@ export class GrpcBinding {
   }
 
   /** The request's ProtoJSON and its call context, or the refusal of the call. */
-  async #prepare(request: DecodedRequest, metadata: Metadata): Promise<{ json: Json; ctx: GrpcCallContext }> {
+  async #prepare(request: DecodedRequest, metadata: Metadata): Promise<{ json: JsonObject; ctx: GrpcCallContext }> {
     if ('malformed' in request) throw request.malformed;
     const headers = headersOf(metadata);
     checkVersion(headers);
@@ -204,12 +203,12 @@ export class GrpcBinding {
     };
   }
 
-  async #unary(operation: OperationName, call: ServerUnaryCall<DecodedRequest, Json>): Promise<Json> {
+  async #unary(operation: OperationName, call: ServerUnaryCall<DecodedRequest, JsonObject>): Promise<JsonObject> {
     const { json, ctx } = await this.#prepare(call.request, call.metadata);
     const dispatched = await this.#dispatcher.dispatch(protoJson1_0, operation, json, ctx, 'request');
     if (dispatched.kind === 'error') throw dispatched.error;
     if (dispatched.kind === 'stream') throw new A2AError('INTERNAL', `${operation} answered a stream to a unary call.`);
-    return dispatched.result as Json;
+    return dispatched.result as JsonObject;
   }
 
   /**
@@ -218,7 +217,7 @@ export class GrpcBinding {
    * deadline passes (grpc-js emits `cancelled`: the follow of the task stops), or when the server
    * drains.
    */
-  async #stream(operation: OperationName, call: ServerWritableStream<DecodedRequest, Json>): Promise<void> {
+  async #stream(operation: OperationName, call: ServerWritableStream<DecodedRequest, JsonObject>): Promise<void> {
     let ctx: GrpcCallContext;
     let frames: AsyncGenerator<StreamFrame>;
     try {
@@ -243,7 +242,8 @@ export class GrpcBinding {
     try {
       for (let next = await frames.next(); next.done !== true; next = await frames.next()) {
         if (call.cancelled || ctx.signal.aborted) break;
-        if (!call.write(protoJson1_0.encodeStreamItem(next.value.result) as Json)) await drained(call, ctx.signal);
+        if (!call.write(protoJson1_0.encodeStreamItem(next.value.result) as JsonObject))
+          await drained(call, ctx.signal);
       }
       if (call.cancelled) return;
       if (ctx.signal.aborted && this.#closing) {
@@ -316,7 +316,7 @@ const ABORTED_STREAMS_WAIT_MS = 1000;
  * or for the stream to be aborted: a client that stopped reading never drains, and the server's
  * close aborts its stream rather than wait for it.
  */
-function drained(call: ServerWritableStream<DecodedRequest, Json>, signal: AbortSignal): Promise<void> {
+function drained(call: ServerWritableStream<DecodedRequest, JsonObject>, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = (): void => {
       call.off('drain', done);

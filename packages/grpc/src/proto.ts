@@ -15,9 +15,8 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { JsonObject } from '@fastify-a2a/core';
 import protobuf from 'protobufjs';
-
-type Json = Record<string, unknown>;
 
 /**
  * The folder of the `.proto` files: `proto/` beside `src/` and `dist/`; or, when this module was
@@ -60,7 +59,7 @@ const TO_OBJECT: protobuf.IConversionOptions = {
 
 // ---- protobuf → ProtoJSON ----
 
-function timestampToJson(value: Json): string {
+function timestampToJson(value: JsonObject): string {
   const seconds = Number(value.seconds ?? 0);
   const nanos = Number(value.nanos ?? 0);
   const date = new Date(seconds * 1000);
@@ -70,29 +69,29 @@ function timestampToJson(value: Json): string {
   return `${iso.slice(0, 19)}${fraction}Z`;
 }
 
-function valueToJson(value: Json | undefined): unknown {
+function valueToJson(value: JsonObject | undefined): unknown {
   if (value === undefined || value === null) return null;
-  if (value.structValue !== undefined) return structToJson(value.structValue as Json);
-  if (value.listValue !== undefined) return listToJson(value.listValue as Json);
+  if (value.structValue !== undefined) return structToJson(value.structValue as JsonObject);
+  if (value.listValue !== undefined) return listToJson(value.listValue as JsonObject);
   if (value.stringValue !== undefined) return value.stringValue;
   if (value.numberValue !== undefined) return value.numberValue;
   if (value.boolValue !== undefined) return value.boolValue;
   return null; // nullValue, or no kind set
 }
 
-function structToJson(value: Json): Json {
-  const fields = (value.fields ?? {}) as Record<string, Json>;
-  const out: Json = {};
+function structToJson(value: JsonObject): JsonObject {
+  const fields = (value.fields ?? {}) as Record<string, JsonObject>;
+  const out: JsonObject = {};
   for (const [key, field] of Object.entries(fields)) out[key] = valueToJson(field);
   return out;
 }
 
-function listToJson(value: Json): unknown[] {
-  return ((value.values ?? []) as Json[]).map(valueToJson);
+function listToJson(value: JsonObject): unknown[] {
+  return ((value.values ?? []) as JsonObject[]).map(valueToJson);
 }
 
 /** A well-known type's ProtoJSON form, or undefined when `type` is not one this file converts. */
-function wellKnownToJson(type: protobuf.Type, value: Json): unknown {
+function wellKnownToJson(type: protobuf.Type, value: JsonObject): unknown {
   switch (type.fullName) {
     case '.google.protobuf.Struct':
       return structToJson(value);
@@ -107,17 +106,17 @@ function wellKnownToJson(type: protobuf.Type, value: Json): unknown {
   }
 }
 
-function messageToJson(type: protobuf.Type, object: Json): Json {
+function messageToJson(type: protobuf.Type, object: JsonObject): JsonObject {
   for (const field of type.fieldsArray) {
     const value = object[field.name];
     if (value === undefined || !(field.resolvedType instanceof protobuf.Type)) continue;
     const nested = field.resolvedType;
     const convert = (item: unknown): unknown => {
-      const known = wellKnownToJson(nested, item as Json);
-      return known !== undefined ? known : messageToJson(nested, item as Json);
+      const known = wellKnownToJson(nested, item as JsonObject);
+      return known !== undefined ? known : messageToJson(nested, item as JsonObject);
     };
     if (field.map) {
-      const map = value as Json;
+      const map = value as JsonObject;
       for (const key of Object.keys(map)) map[key] = convert(map[key]);
     } else if (field.repeated) {
       object[field.name] = (value as unknown[]).map(convert);
@@ -133,9 +132,9 @@ function messageToJson(type: protobuf.Type, object: Json): Json {
  * fields left out).
  * @throws {Error} when the bytes are not a `type` message.
  */
-export function decodeToJson(type: protobuf.Type, bytes: Uint8Array): Json {
+export function decodeToJson(type: protobuf.Type, bytes: Uint8Array): JsonObject {
   const message = type.decode(bytes);
-  return messageToJson(type, type.toObject(message, TO_OBJECT) as Json);
+  return messageToJson(type, type.toObject(message, TO_OBJECT) as JsonObject);
 }
 
 // ---- ProtoJSON → protobuf ----
@@ -143,36 +142,36 @@ export function decodeToJson(type: protobuf.Type, bytes: Uint8Array): Json {
 /** RFC 3339, as ProtoJSON writes a Timestamp: seconds and up to nine fraction digits. */
 const RFC3339 = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2})(?:\.(\d{1,9}))?(Z|[+-]\d{2}:\d{2})$/i;
 
-function timestampFromJson(value: unknown): Json {
+function timestampFromJson(value: unknown): JsonObject {
   const match = typeof value === 'string' ? RFC3339.exec(value) : null;
   if (match === null) throw new TypeError(`not an RFC 3339 timestamp: ${JSON.stringify(value)}`);
   const millis = Date.parse(`${match[1]}${match[3]}`);
   return { seconds: Math.floor(millis / 1000), nanos: Number((match[2] ?? '').padEnd(9, '0')) };
 }
 
-function valueFromJson(value: unknown): Json {
+function valueFromJson(value: unknown): JsonObject {
   if (value === null || value === undefined) return { nullValue: 'NULL_VALUE' };
   if (typeof value === 'string') return { stringValue: value };
   if (typeof value === 'number') return { numberValue: value };
   if (typeof value === 'boolean') return { boolValue: value };
   if (Array.isArray(value)) return { listValue: listFromJson(value) };
-  return { structValue: structFromJson(value as Json) };
+  return { structValue: structFromJson(value as JsonObject) };
 }
 
-function structFromJson(value: Json): Json {
-  const fields: Json = {};
+function structFromJson(value: JsonObject): JsonObject {
+  const fields: JsonObject = {};
   for (const [key, field] of Object.entries(value)) if (field !== undefined) fields[key] = valueFromJson(field);
   return { fields };
 }
 
-function listFromJson(value: unknown[]): Json {
+function listFromJson(value: unknown[]): JsonObject {
   return { values: value.map(valueFromJson) };
 }
 
-function wellKnownFromJson(type: protobuf.Type, value: unknown): Json | undefined {
+function wellKnownFromJson(type: protobuf.Type, value: unknown): JsonObject | undefined {
   switch (type.fullName) {
     case '.google.protobuf.Struct':
-      return structFromJson((value ?? {}) as Json);
+      return structFromJson((value ?? {}) as JsonObject);
     case '.google.protobuf.Value':
       return valueFromJson(value);
     case '.google.protobuf.ListValue':
@@ -184,8 +183,8 @@ function wellKnownFromJson(type: protobuf.Type, value: unknown): Json | undefine
   }
 }
 
-function messageFromJson(type: protobuf.Type, json: Json): Json {
-  const out: Json = {};
+function messageFromJson(type: protobuf.Type, json: JsonObject): JsonObject {
+  const out: JsonObject = {};
   for (const field of type.fieldsArray) {
     const value = json[field.name];
     if (value === undefined) continue;
@@ -195,9 +194,11 @@ function messageFromJson(type: protobuf.Type, json: Json): Json {
     }
     const nested = field.resolvedType;
     const convert = (item: unknown): unknown =>
-      wellKnownFromJson(nested, item) ?? messageFromJson(nested, (item ?? {}) as Json);
+      wellKnownFromJson(nested, item) ?? messageFromJson(nested, (item ?? {}) as JsonObject);
     if (field.map) {
-      out[field.name] = Object.fromEntries(Object.entries(value as Json).map(([key, item]) => [key, convert(item)]));
+      out[field.name] = Object.fromEntries(
+        Object.entries(value as JsonObject).map(([key, item]) => [key, convert(item)]),
+      );
     } else if (field.repeated) {
       out[field.name] = (value as unknown[]).map(convert);
     } else {
@@ -208,6 +209,6 @@ function messageFromJson(type: protobuf.Type, json: Json): Json {
 }
 
 /** A ProtoJSON value of `type` as binary protobuf; members the proto does not have are left out. */
-export function encodeFromJson(type: protobuf.Type, json: Json): Uint8Array {
+export function encodeFromJson(type: protobuf.Type, json: JsonObject): Uint8Array {
   return type.encode(type.fromObject(messageFromJson(type, json))).finish();
 }

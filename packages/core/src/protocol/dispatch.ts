@@ -6,8 +6,8 @@
  */
 
 import { A2AError } from '../errors.js';
+import type { Logger } from '../logger.js';
 import type { MessageSendParams } from '../model/types.js';
-import type { RuntimeLogger } from '../runtime.js';
 import { noTelemetry, type RequestTelemetry, type Telemetry } from '../telemetry.js';
 import type { ProtocolCodec } from './codec.js';
 import type { CallContext } from './context.js';
@@ -48,7 +48,7 @@ export interface DispatcherOptions {
   capabilities: DeclaredCapabilities | (() => DeclaredCapabilities);
   authorize?: AuthorizeHook;
   checkMessage?: MessageCheck;
-  logger?: RuntimeLogger;
+  logger?: Logger;
   /** Where each call is reported (metrics, traces). @default noTelemetry */
   telemetry?: Telemetry;
 }
@@ -88,7 +88,7 @@ export class Dispatcher {
   readonly #capabilities: () => DeclaredCapabilities;
   readonly #authorize: AuthorizeHook | undefined;
   readonly #checkMessage: MessageCheck | undefined;
-  readonly #log: RuntimeLogger | undefined;
+  readonly #log: Logger | undefined;
   readonly #telemetry: Telemetry;
 
   constructor(options: DispatcherOptions) {
@@ -252,7 +252,7 @@ async function* reportedStream(
  * else (a store failure naming a host or user, a bug) is logged with its stack and replaced by a
  * generic internal error, so no detail of the deployment leaks.
  */
-export function publicError(error: unknown, log: RuntimeLogger | undefined, operation?: string): A2AError {
+export function publicError(error: unknown, log: Logger | undefined, operation?: string): A2AError {
   if (A2AError.is(error) && error.exposed) return error;
   log?.error({ err: error, ...(operation === undefined ? {} : { operation }) }, 'a2a: internal error');
   if (A2AError.is(error) && error.code === 'STORE_UNAVAILABLE') {

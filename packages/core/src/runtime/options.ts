@@ -1,21 +1,16 @@
 /** The runtime's public option types, shared by the façade and its parts. */
 
 import type { AgentExecutorLike } from '../executor.js';
+import { type Logger, silentLogger } from '../logger.js';
 import type { StreamSignal } from '../protocol/context.js';
 import type { Resolver } from '../push/destination.js';
 import type { TlsCa } from '../push/webhook.js';
 import type { A2AStore, Clock } from '../store/index.js';
 import type { Telemetry } from '../telemetry.js';
 
-/** The subset of a pino / Fastify logger the runtime uses. */
-export interface RuntimeLogger {
-  debug(obj: object, msg?: string): void;
-  info(obj: object, msg?: string): void;
-  warn(obj: object, msg?: string): void;
-  error(obj: object, msg?: string): void;
-}
-
-export const silentLogger: RuntimeLogger = { debug() {}, info() {}, warn() {}, error() {} };
+/** The runtime's name for the shared {@link Logger} (it lives in `logger.ts`, below the runtime and the protocol layer). */
+export type RuntimeLogger = Logger;
+export { silentLogger };
 
 /** When interrupted tasks expire (see A2ARuntimeOptions.interruptedExpiry). */
 export interface InterruptedExpiryOptions {

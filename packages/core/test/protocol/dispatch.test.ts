@@ -4,6 +4,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { A2AError } from '../../src/errors.js';
+import type { Logger } from '../../src/logger.js';
 import type { Task } from '../../src/model/types.js';
 import type { ProtocolCodec } from '../../src/protocol/codec.js';
 import { callContext } from '../../src/protocol/context.js';
@@ -16,7 +17,6 @@ import {
 } from '../../src/protocol/dispatch.js';
 import type { A2AService, StreamFrame } from '../../src/protocol/operations.js';
 import { json0_3 } from '../../src/protocol/v0_3/jsonrpc.js';
-import type { RuntimeLogger } from '../../src/runtime.js';
 
 const task: Task = {
   kind: 'task',
@@ -57,7 +57,7 @@ function stubService(order: string[] = []) {
 }
 
 function spyLogger() {
-  return { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() } satisfies RuntimeLogger;
+  return { debug: vi.fn(), info: vi.fn(), warn: vi.fn(), error: vi.fn() } satisfies Logger;
 }
 
 /** A codec that records each decode, to see where validation falls in the order. */

@@ -10,8 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { A2AError } from '../../src/errors.js';
 import type { ListTasksParams, Message, Task, TaskState } from '../../src/model/types.js';
 import { callContext } from '../../src/protocol/context.js';
-import { RuntimeService } from '../../src/protocol/service.js';
 import { A2ARuntime } from '../../src/runtime.js';
+import { RuntimeService } from '../../src/runtime-service.js';
 import type { A2AStore, StoreCallContext, TaskListQuery } from '../../src/store/index.js';
 import {
   artifactUpdate,

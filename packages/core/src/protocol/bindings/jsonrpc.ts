@@ -5,7 +5,7 @@
  */
 
 import { A2AError, type A2AErrorCode, ERROR_TABLE } from '../../errors.js';
-import type { RuntimeLogger } from '../../runtime.js';
+import type { Logger } from '../../logger.js';
 import type { JsonRpcMapping } from '../codec.js';
 import type { CallContext, ProtocolVersion } from '../context.js';
 import { type Dispatcher, publicError } from '../dispatch.js';
@@ -79,7 +79,7 @@ export class JsonRpcStream {
     readonly id: JsonRpcId,
     readonly frames: AsyncGenerator<StreamFrame>,
     readonly mapping: JsonRpcMapping,
-    readonly log: RuntimeLogger | undefined,
+    readonly log: Logger | undefined,
   ) {}
 
   /** §7.2: each event's data is a JSON-RPC response carrying the request id. */
@@ -99,13 +99,13 @@ export interface JsonRpcBindingOptions {
   dispatcher: Dispatcher;
   /** Each protocol version served, as JSON-RPC. */
   mappings: Readonly<Partial<Record<ProtocolVersion, JsonRpcMapping>>>;
-  logger?: RuntimeLogger;
+  logger?: Logger;
 }
 
 export class JsonRpcBinding {
   readonly #dispatcher: Dispatcher;
   readonly #mappings: Readonly<Partial<Record<ProtocolVersion, JsonRpcMapping>>>;
-  readonly #log: RuntimeLogger | undefined;
+  readonly #log: Logger | undefined;
   readonly #validateEnvelope: Validator;
 
   constructor(options: JsonRpcBindingOptions) {

@@ -5,7 +5,7 @@
  */
 
 import { A2AError } from '../../errors.js';
-import type { RuntimeLogger } from '../../runtime.js';
+import type { Logger } from '../../logger.js';
 import type { RestMapping, RestRequest, RestRoute } from '../codec.js';
 import type { CallContext, ProtocolVersion } from '../context.js';
 import { type Dispatcher, publicError } from '../dispatch.js';
@@ -123,7 +123,7 @@ export class RestStream {
   constructor(
     readonly frames: AsyncGenerator<StreamFrame>,
     readonly mapping: RestMapping,
-    readonly log: RuntimeLogger | undefined,
+    readonly log: Logger | undefined,
   ) {}
 
   data(frame: StreamFrame): string {
@@ -143,14 +143,14 @@ export interface RestBindingOptions {
   dispatcher: Dispatcher;
   /** Each protocol version served, as HTTP+JSON. */
   mappings: Readonly<Partial<Record<ProtocolVersion, RestMapping>>>;
-  logger?: RuntimeLogger;
+  logger?: Logger;
 }
 
 export class RestBinding {
   readonly #dispatcher: Dispatcher;
   readonly #mappings: Readonly<Partial<Record<ProtocolVersion, RestMapping>>>;
   readonly #routers = new Map<ProtocolVersion, RestRouter>();
-  readonly #log: RuntimeLogger | undefined;
+  readonly #log: Logger | undefined;
 
   constructor(options: RestBindingOptions) {
     this.#dispatcher = options.dispatcher;

@@ -5,6 +5,7 @@
  */
 
 import { A2AError, ERROR_TABLE } from '../../errors.js';
+import { isJsonObject, type JsonObject } from '../../json.js';
 import { dataPart } from '../../model/data-part.js';
 import type { AgentCard, StreamResult } from '../../model/types.js';
 import type { JsonRpcErrorObject } from '../bindings/jsonrpc.js';
@@ -30,11 +31,6 @@ const METHODS: readonly (readonly [string, OperationName])[] = [
 
 const NAMES = new Map(METHODS.map(([method, operation]) => [operation, `"${method}"`]));
 
-type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
-
 /**
  * Parts read leniently where a client's intent is clear, before validation:
  * - a file given by `url` where 0.3 says `uri` (§6.6.2 FileWithUri) is read as `uri`: the name
@@ -44,13 +40,13 @@ const isObject = (value: unknown): value is Json =>
  * The params are copied only where a part needs it.
  */
 function withLenientParts(params: unknown): unknown {
-  if (!isObject(params) || !isObject(params.message) || !Array.isArray(params.message.parts)) return params;
+  if (!isJsonObject(params) || !isJsonObject(params.message) || !Array.isArray(params.message.parts)) return params;
   const { parts } = params.message;
   const reread = (part: unknown): unknown => {
-    if (!isObject(part)) return part;
+    if (!isJsonObject(part)) return part;
     if (
       part.kind === 'file' &&
-      isObject(part.file) &&
+      isJsonObject(part.file) &&
       typeof part.file.url === 'string' &&
       part.file.uri === undefined &&
       part.file.bytes === undefined
@@ -58,8 +54,8 @@ function withLenientParts(params: unknown): unknown {
       const { url, ...file } = part.file;
       return { ...part, file: { ...file, uri: url } };
     }
-    if (part.kind === 'data' && part.data !== undefined && !isObject(part.data)) {
-      return { ...part, ...dataPart(part.data, isObject(part.metadata) ? part.metadata : undefined) };
+    if (part.kind === 'data' && part.data !== undefined && !isJsonObject(part.data)) {
+      return { ...part, ...dataPart(part.data, isJsonObject(part.metadata) ? part.metadata : undefined) };
     }
     return part;
   };
@@ -102,8 +98,8 @@ export const jsonRpc0_3: JsonRpcMapping = {
 const STREAM_KINDS = new Set(['task', 'message', 'status-update', 'artifact-update']);
 
 /** A result a caller reads: an object, and for a stream item or task one of the model's kinds. */
-function expectKind(value: unknown, what: string, kinds: ReadonlySet<string>): Json {
-  if (!isObject(value) || typeof value.kind !== 'string' || !kinds.has(value.kind)) {
+function expectKind(value: unknown, what: string, kinds: ReadonlySet<string>): JsonObject {
+  if (!isJsonObject(value) || typeof value.kind !== 'string' || !kinds.has(value.kind)) {
     const shown = JSON.stringify(value)?.slice(0, 120);
     throw new A2AError(
       'INVALID_AGENT_RESPONSE',
@@ -134,7 +130,7 @@ export const json0_3Caller: CallerCodec = {
       case 'deleteTaskPushNotificationConfig':
         return null as never;
       default:
-        if (!isObject(wire)) {
+        if (!isJsonObject(wire)) {
           throw new A2AError('INVALID_AGENT_RESPONSE', `The agent's ${operation} result is not an object.`);
         }
         return wire as never;

@@ -11,6 +11,7 @@
  * `user`), so that clients which mix the two (the A2A TCK among them) are understood.
  */
 
+import { isJsonObject, type JsonObject } from '../../json.js';
 import type {
   AgentCard,
   Artifact,
@@ -27,17 +28,11 @@ import type {
 } from '../../model/types.js';
 import { isFinalState } from '../../model/types.js';
 
-type Json = Record<string, unknown>;
-
-function isObject(value: unknown): value is Json {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
 /**
  * The value under the lowerCamelCase JSON name, else under the proto field name; undefined for
  * neither. ProtoJSON reads `null` as a field's default value, i.e. as if it were absent.
  */
-function pick(object: Json, camel: string, snake: string): unknown {
+function pick(object: JsonObject, camel: string, snake: string): unknown {
   return object[camel] ?? object[snake] ?? undefined;
 }
 
@@ -83,8 +78,8 @@ const ROLE_IN: Readonly<Record<string, 'user' | 'agent'>> = {
  * JSON-RPC (`uri`, `bytes`). Empty strings are proto3's defaults, so no value: the A2A TCK sends
  * `file_with_uri: ""` and `mime_type: ""` beside `file_with_bytes` for an inline file.
  */
-function fileIn(file: Json): Json {
-  const out: Json = {};
+function fileIn(file: JsonObject): JsonObject {
+  const out: JsonObject = {};
   const uri = fileString(pick(file, 'fileWithUri', 'file_with_uri')) ?? fileString(file.uri);
   const bytes = fileString(pick(file, 'fileWithBytes', 'file_with_bytes')) ?? fileString(file.bytes);
   const mimeType = fileString(pick(file, 'mimeType', 'mime_type'));
@@ -101,19 +96,19 @@ function fileIn(file: Json): Json {
  * or none called so) is a JSON-RPC DataPart without its `kind`, and its `data` is the object.
  */
 function partIn(wire: unknown): unknown {
-  if (!isObject(wire)) return wire;
+  if (!isJsonObject(wire)) return wire;
   if (typeof wire.kind === 'string') {
     // JSON-RPC-shaped, but a file's members may still be ProtoJSON's.
-    return wire.kind === 'file' && isObject(wire.file) ? { ...wire, file: fileIn(wire.file) } : wire;
+    return wire.kind === 'file' && isJsonObject(wire.file) ? { ...wire, file: fileIn(wire.file) } : wire;
   }
   const metadata = wire.metadata == null ? {} : { metadata: wire.metadata };
   if (wire.text != null) return { kind: 'text', text: wire.text, ...metadata };
   if (wire.file != null) {
-    return { kind: 'file', file: isObject(wire.file) ? fileIn(wire.file) : wire.file, ...metadata };
+    return { kind: 'file', file: isJsonObject(wire.file) ? fileIn(wire.file) : wire.file, ...metadata };
   }
   if (wire.data != null) {
     const inner = wire.data;
-    const wrapped = isObject(inner) && Object.keys(inner).length === 1 && inner.data != null;
+    const wrapped = isJsonObject(inner) && Object.keys(inner).length === 1 && inner.data != null;
     return { kind: 'data', data: wrapped ? inner.data : inner, ...metadata };
   }
   return wire;
@@ -126,8 +121,8 @@ function int32In(value: unknown): unknown {
 
 /** A message from a client. A missing role is the user's: only users send messages to an agent. */
 export function messageIn(wire: unknown): unknown {
-  if (!isObject(wire)) return wire;
-  const message: Json = { kind: 'message' };
+  if (!isJsonObject(wire)) return wire;
+  const message: JsonObject = { kind: 'message' };
   const copy = (camel: string, snake: string, to = camel): void => {
     const value = pick(wire, camel, snake);
     if (value !== undefined) message[to] = value;
@@ -152,9 +147,9 @@ export function messageIn(wire: unknown): unknown {
  * `blocking: true`), and an absent or zero `historyLength` sets no limit.
  */
 export function sendParamsIn(wire: unknown): unknown {
-  if (!isObject(wire)) return wire;
-  const config = isObject(wire.configuration) ? wire.configuration : wire;
-  const configuration: Json = {};
+  if (!isJsonObject(wire)) return wire;
+  const config = isJsonObject(wire.configuration) ? wire.configuration : wire;
+  const configuration: JsonObject = {};
   const acceptedOutputModes = pick(config, 'acceptedOutputModes', 'accepted_output_modes');
   if (acceptedOutputModes !== undefined) configuration.acceptedOutputModes = acceptedOutputModes;
   const historyLength = int32In(pick(config, 'historyLength', 'history_length'));
@@ -164,16 +159,16 @@ export function sendParamsIn(wire: unknown): unknown {
     pick(config, 'pushNotificationConfig', 'push_notification_config');
   if (push !== undefined) configuration.pushNotificationConfig = pushConfigIn(push);
   configuration.blocking = config.blocking ?? false;
-  const params: Json = { message: messageIn(wire.message ?? wire.request), configuration };
+  const params: JsonObject = { message: messageIn(wire.message ?? wire.request), configuration };
   if (wire.metadata != null) params.metadata = wire.metadata;
   return params;
 }
 
 function pushConfigIn(wire: unknown): unknown {
-  if (!isObject(wire)) return wire;
-  const config: Json = {};
+  if (!isJsonObject(wire)) return wire;
+  const config: JsonObject = {};
   for (const key of ['id', 'url', 'token'] as const) if (wire[key] != null) config[key] = wire[key];
-  if (isObject(wire.authentication)) {
+  if (isJsonObject(wire.authentication)) {
     const { schemes, credentials } = wire.authentication;
     config.authentication = credentials == null ? { schemes } : { schemes, credentials };
   }
@@ -186,16 +181,16 @@ function pushConfigIn(wire: unknown): unknown {
  * PushNotificationConfig alone. The task is the one in the path.
  */
 export function setPushParamsIn(taskId: string, wire: unknown): unknown {
-  const request = isObject(wire) && isObject(wire.config) ? wire : undefined;
+  const request = isJsonObject(wire) && isJsonObject(wire.config) ? wire : undefined;
   let config = request === undefined ? wire : request.config;
-  if (isObject(config)) {
+  if (isJsonObject(config)) {
     const inner = pick(config, 'pushNotificationConfig', 'push_notification_config');
     if (inner !== undefined) config = inner;
   }
   const pushNotificationConfig = pushConfigIn(config);
   // The request names the config's id beside it (`configId`) when the config itself has none.
   const configId = request === undefined ? undefined : pick(request, 'configId', 'config_id');
-  if (configId !== undefined && isObject(pushNotificationConfig) && pushNotificationConfig.id === undefined) {
+  if (configId !== undefined && isJsonObject(pushNotificationConfig) && pushNotificationConfig.id === undefined) {
     pushNotificationConfig.id = configId;
   }
   return { taskId, pushNotificationConfig };
@@ -203,12 +198,12 @@ export function setPushParamsIn(taskId: string, wire: unknown): unknown {
 
 // ---- responses (model → ProtoJSON) ----
 
-function omitUndefined(object: Json): Json {
+function omitUndefined(object: JsonObject): JsonObject {
   for (const key of Object.keys(object)) if (object[key] === undefined) delete object[key];
   return object;
 }
 
-function partOut(part: Part): Json {
+function partOut(part: Part): JsonObject {
   switch (part.kind) {
     case 'text':
       return { text: part.text };
@@ -219,13 +214,13 @@ function partOut(part: Part): Json {
   }
 }
 
-function fileOut(file: FilePart['file']): Json {
-  const out: Json = 'bytes' in file ? { fileWithBytes: file.bytes } : { fileWithUri: file.uri };
+function fileOut(file: FilePart['file']): JsonObject {
+  const out: JsonObject = 'bytes' in file ? { fileWithBytes: file.bytes } : { fileWithUri: file.uri };
   if (file.mimeType !== undefined) out.mimeType = file.mimeType;
   return out;
 }
 
-export function messageOut(message: Message): Json {
+export function messageOut(message: Message): JsonObject {
   return omitUndefined({
     messageId: message.messageId,
     contextId: message.contextId,
@@ -237,7 +232,7 @@ export function messageOut(message: Message): Json {
   });
 }
 
-function artifactOut(artifact: Artifact): Json {
+function artifactOut(artifact: Artifact): JsonObject {
   return omitUndefined({
     artifactId: artifact.artifactId,
     name: artifact.name,
@@ -248,7 +243,7 @@ function artifactOut(artifact: Artifact): Json {
   });
 }
 
-function statusOut(status: TaskStatus): Json {
+function statusOut(status: TaskStatus): JsonObject {
   return omitUndefined({
     state: STATE_OUT[status.state],
     message: status.message === undefined ? undefined : messageOut(status.message),
@@ -256,7 +251,7 @@ function statusOut(status: TaskStatus): Json {
   });
 }
 
-export function taskOut(task: Task): Json {
+export function taskOut(task: Task): JsonObject {
   return omitUndefined({
     id: task.id,
     contextId: task.contextId,
@@ -267,7 +262,7 @@ export function taskOut(task: Task): Json {
   });
 }
 
-export function statusUpdateOut(event: TaskStatusUpdateEvent): Json {
+export function statusUpdateOut(event: TaskStatusUpdateEvent): JsonObject {
   return omitUndefined({
     taskId: event.taskId,
     contextId: event.contextId,
@@ -277,7 +272,7 @@ export function statusUpdateOut(event: TaskStatusUpdateEvent): Json {
   });
 }
 
-export function artifactUpdateOut(event: TaskArtifactUpdateEvent): Json {
+export function artifactUpdateOut(event: TaskArtifactUpdateEvent): JsonObject {
   return omitUndefined({
     taskId: event.taskId,
     contextId: event.contextId,
@@ -288,7 +283,7 @@ export function artifactUpdateOut(event: TaskArtifactUpdateEvent): Json {
   });
 }
 
-function securitySchemeOut(scheme: SecurityScheme): Json {
+function securitySchemeOut(scheme: SecurityScheme): JsonObject {
   switch (scheme.type) {
     case 'apiKey':
       return {
@@ -327,13 +322,13 @@ function securitySchemeOut(scheme: SecurityScheme): Json {
 }
 
 /** `[{ name: [scopes] }]` as the proto's `[{ schemes: { name: { list: [scopes] } } }]`. */
-function securityOut(security: Record<string, string[]>[]): Json[] {
+function securityOut(security: Record<string, string[]>[]): JsonObject[] {
   return security.map((requirement) => ({
     schemes: Object.fromEntries(Object.entries(requirement).map(([name, list]) => [name, { list }])),
   }));
 }
 
-export function cardOut(card: AgentCard): Json {
+export function cardOut(card: AgentCard): JsonObject {
   return omitUndefined({
     protocolVersion: card.protocolVersion,
     name: card.name,
@@ -380,29 +375,29 @@ function stateIn(value: unknown): TaskState {
 }
 
 function statusIn(wire: unknown): TaskStatus {
-  const status = isObject(wire) ? wire : {};
+  const status = isJsonObject(wire) ? wire : {};
   const out: TaskStatus = { state: stateIn(status.state) };
   const message = pick(status, 'message', 'update');
-  if (isObject(message)) out.message = messageIn(message) as Message;
+  if (isJsonObject(message)) out.message = messageIn(message) as Message;
   if (typeof status.timestamp === 'string') out.timestamp = status.timestamp;
   return out;
 }
 
 function artifactIn(wire: unknown): Artifact {
-  const artifact = isObject(wire) ? wire : {};
+  const artifact = isJsonObject(wire) ? wire : {};
   const parts = Array.isArray(artifact.parts) ? artifact.parts : [];
   const out: Artifact = {
     artifactId: pick(artifact, 'artifactId', 'artifact_id') as string,
     parts: parts.map(partIn) as Part[],
   };
   for (const key of ['name', 'description', 'metadata', 'extensions'] as const) {
-    if (artifact[key] != null) (out as unknown as Json)[key] = artifact[key];
+    if (artifact[key] != null) (out as unknown as JsonObject)[key] = artifact[key];
   }
   return out;
 }
 
 export function taskIn(wire: unknown): Task {
-  const task = isObject(wire) ? wire : {};
+  const task = isJsonObject(wire) ? wire : {};
   const out: Task = {
     kind: 'task',
     id: task.id as string,
@@ -416,7 +411,7 @@ export function taskIn(wire: unknown): Task {
 }
 
 export function statusUpdateIn(wire: unknown): TaskStatusUpdateEvent {
-  const event = isObject(wire) ? wire : {};
+  const event = isJsonObject(wire) ? wire : {};
   const status = statusIn(event.status);
   const out: TaskStatusUpdateEvent = {
     kind: 'status-update',
@@ -430,7 +425,7 @@ export function statusUpdateIn(wire: unknown): TaskStatusUpdateEvent {
 }
 
 export function artifactUpdateIn(wire: unknown): TaskArtifactUpdateEvent {
-  const event = isObject(wire) ? wire : {};
+  const event = isJsonObject(wire) ? wire : {};
   const out: TaskArtifactUpdateEvent = {
     kind: 'artifact-update',
     taskId: pick(event, 'taskId', 'task_id') as string,
@@ -448,7 +443,7 @@ export function pushConfigResponseIn(wire: unknown): {
   taskId: string;
   pushNotificationConfig: PushNotificationConfig;
 } {
-  const config = isObject(wire) ? wire : {};
+  const config = isJsonObject(wire) ? wire : {};
   const name = typeof config.name === 'string' ? config.name : '';
   const taskId = /^tasks\/([^/]+)\//.exec(name)?.[1] ?? '';
   const inner = pick(config, 'pushNotificationConfig', 'push_notification_config');
@@ -465,7 +460,7 @@ export function sendParamsOut(params: {
     pushNotificationConfig?: PushNotificationConfig;
   };
   metadata?: Record<string, unknown>;
-}): Json {
+}): JsonObject {
   const config = params.configuration ?? {};
   return omitUndefined({
     message: messageOut(params.message),

@@ -4,16 +4,11 @@
  */
 
 import { A2AError, ERROR_TABLE } from '../../errors.js';
-import type {
-  AgentCard,
-  ListTasksResult,
-  Message,
-  StreamResult,
-  Task,
-  TaskPushNotificationConfig,
-} from '../../model/types.js';
+import { isJsonObject, type JsonObject } from '../../json.js';
+import type { Message, StreamResult, Task, TaskPushNotificationConfig } from '../../model/types.js';
 import type { CallerCodec, ProtocolCodec, RestErrorResponse, RestMapping, RestRequest, RestRoute } from '../codec.js';
 import type { OperationName, OperationParams, OperationResult } from '../operations.js';
+import { expectObject, type ProtoJsonWriters, protoJsonResult, protoJsonStreamItem } from '../proto-json-results.js';
 import {
   artifactUpdateIn,
   artifactUpdateOut,
@@ -38,9 +33,9 @@ function integerQuery(value: unknown): unknown {
   return typeof text === 'string' && /^\d+$/.test(text) ? Number(text) : text;
 }
 
-function objectBody(request: RestRequest): Record<string, unknown> {
+function objectBody(request: RestRequest): JsonObject {
   const { body } = request;
-  return body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>) : {};
+  return isJsonObject(body) ? body : {};
 }
 
 function taskQuery(request: RestRequest): unknown {
@@ -172,6 +167,17 @@ function namedAsSent(error: unknown, wire: unknown, root: string): unknown {
 }
 
 /** ProtoJSON of the 0.3 proto. */
+const WRITERS: ProtoJsonWriters = {
+  task: taskOut,
+  message: messageOut,
+  statusUpdate: statusUpdateOut,
+  artifactUpdate: artifactUpdateOut,
+  pushConfig: pushConfigOut,
+  card: cardOut,
+  pushConfigListExtras: {},
+  noResultForm: (_operation, result) => result,
+};
+
 export const protoJson0_3: ProtocolCodec = {
   version: '0.3',
   decode<K extends OperationName>(operation: K, params: unknown, root: string): OperationParams<K> {
@@ -190,45 +196,10 @@ export const protoJson0_3: ProtocolCodec = {
     return validate0_3(operation, shaped, root, NAMES[operation]);
   },
   encodeResult<K extends OperationName>(operation: K, result: OperationResult<K>): unknown {
-    switch (operation) {
-      case 'sendMessage': {
-        // §7.1 REST: SendMessageResponse, the task or the message under its member name.
-        const value = result as Task | Message;
-        return value.kind === 'message' ? { message: messageOut(value) } : { task: taskOut(value) };
-      }
-      case 'getTask':
-      case 'cancelTask':
-        return taskOut(result as Task);
-      case 'listTasks': {
-        // The proto's ListTasksResponse (the 0.3 text shows a bare list; the page token needs a
-        // place, and later protos and the TCK read this form).
-        const { tasks, nextPageToken, pageSize, totalSize } = result as ListTasksResult;
-        return { tasks: tasks.map(taskOut), nextPageToken, pageSize, totalSize };
-      }
-      case 'setTaskPushNotificationConfig':
-      case 'getTaskPushNotificationConfig':
-        return pushConfigOut(result as TaskPushNotificationConfig);
-      case 'listTaskPushNotificationConfig':
-        return { configs: (result as TaskPushNotificationConfig[]).map(pushConfigOut) };
-      case 'deleteTaskPushNotificationConfig':
-        return {};
-      case 'getExtendedAgentCard':
-        return cardOut(result as AgentCard);
-      default:
-        return result;
-    }
+    return protoJsonResult(WRITERS, operation, result);
   },
   encodeStreamItem(item: StreamResult): unknown {
-    switch (item.kind) {
-      case 'task':
-        return { task: taskOut(item) };
-      case 'message':
-        return { message: messageOut(item) };
-      case 'status-update':
-        return { statusUpdate: statusUpdateOut(item) };
-      case 'artifact-update':
-        return { artifactUpdate: artifactUpdateOut(item) };
-    }
+    return protoJsonStreamItem(WRITERS, item);
   },
   encodeCard: cardOut,
 };
@@ -257,16 +228,6 @@ export const rest0_3: RestMapping = {
 };
 
 // ---- the caller's direction ----
-
-function expectObject(value: unknown, what: string): Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new A2AError(
-      'INVALID_AGENT_RESPONSE',
-      `The agent answered ${what} with ${JSON.stringify(value)?.slice(0, 80)}, not an object.`,
-    );
-  }
-  return value as Record<string, unknown>;
-}
 
 function checkedTaskIn(value: unknown, what: string): Task {
   const task = taskIn(expectObject(value, what));

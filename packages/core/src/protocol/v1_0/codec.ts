@@ -5,10 +5,9 @@
  */
 
 import { A2AError } from '../../errors.js';
+import type { JsonObject } from '../../json.js';
 import type {
   AgentCard,
-  ListTasksResult,
-  Message,
   MessageSendConfiguration,
   MessageSendParams,
   StreamResult,
@@ -18,6 +17,7 @@ import type {
 } from '../../model/types.js';
 import type { CallerCodec, ProtocolCodec } from '../codec.js';
 import type { OperationName, OperationParams, OperationResult } from '../operations.js';
+import { expectObject, type ProtoJsonWriters, protoJsonResult, protoJsonStreamItem } from '../proto-json-results.js';
 import { createAjv, type Validator, validateParams } from '../validation.js';
 import {
   artifactUpdateFromWire,
@@ -38,8 +38,6 @@ import {
   taskOut,
 } from './proto-json.js';
 import * as schemas from './schemas.js';
-
-type Json = Record<string, unknown>;
 
 const ajv = createAjv();
 const sendMessage = ajv.compile(schemas.sendMessageRequestSchema);
@@ -112,8 +110,8 @@ export const METHOD_NAMES_1_0: Readonly<Record<OperationName, string>> = Object.
 
 function readFields(value: unknown, fields: readonly string[]): unknown {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) return value;
-  const object = value as Json;
-  const out: Json = {};
+  const object = value as JsonObject;
+  const out: JsonObject = {};
   for (const camel of fields) {
     const snake = camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
     const field = object[camel] !== undefined ? object[camel] : object[snake];
@@ -123,16 +121,16 @@ function readFields(value: unknown, fields: readonly string[]): unknown {
 }
 
 /** Only the members that are set (the model's parameter types have no `undefined` members). */
-function defined<T extends Json>(object: T): T {
+function defined<T extends JsonObject>(object: T): T {
   for (const key of Object.keys(object)) if (object[key] === undefined) delete object[key];
   return object;
 }
 
-function toModel(operation: OperationName, request: Json): unknown {
+function toModel(operation: OperationName, request: JsonObject): unknown {
   switch (operation) {
     case 'sendMessage':
     case 'sendStreamingMessage': {
-      const config = (request.configuration ?? {}) as Json;
+      const config = (request.configuration ?? {}) as JsonObject;
       // §3.2.2: `returnImmediately` (default false) is 0.3's `blocking` turned around.
       const configuration: MessageSendConfiguration = defined({
         acceptedOutputModes: config.acceptedOutputModes as string[] | undefined,
@@ -141,10 +139,10 @@ function toModel(operation: OperationName, request: Json): unknown {
         pushNotificationConfig:
           config.taskPushNotificationConfig === undefined
             ? undefined
-            : pushConfigToModel(config.taskPushNotificationConfig as Json),
+            : pushConfigToModel(config.taskPushNotificationConfig as JsonObject),
       });
       return defined({
-        message: messageToModel(request.message as Json),
+        message: messageToModel(request.message as JsonObject),
         configuration,
         metadata: request.metadata,
       });
@@ -178,9 +176,9 @@ function toModel(operation: OperationName, request: Json): unknown {
 }
 
 /** 1.0's flattened config from the model's nested one. */
-function pushConfigOut(config: TaskPushNotificationConfig): Json {
+function pushConfigOut(config: TaskPushNotificationConfig): JsonObject {
   const { id, url, token, authentication } = config.pushNotificationConfig;
-  const out: Json = { taskId: config.taskId, url };
+  const out: JsonObject = { taskId: config.taskId, url };
   if (id !== undefined) out.id = id;
   if (token !== undefined) out.token = token;
   const scheme = authentication?.schemes[0];
@@ -190,6 +188,25 @@ function pushConfigOut(config: TaskPushNotificationConfig): Json {
   }
   return out;
 }
+
+/** A card as 1.0 writes it: its interfaces are the ones it declares. */
+function cardOut1_0(card: AgentCard): unknown {
+  return cardOut(card, card.supportedInterfaces ?? []);
+}
+
+const WRITERS: ProtoJsonWriters = {
+  task: taskOut,
+  message: messageOut,
+  statusUpdate: statusUpdateOut,
+  artifactUpdate: artifactUpdateOut,
+  pushConfig: pushConfigOut,
+  card: cardOut1_0,
+  // Every member of ListTaskPushNotificationConfigResponse is REQUIRED.
+  pushConfigListExtras: { nextPageToken: '' },
+  noResultForm(operation) {
+    throw new A2AError('INTERNAL', `No 1.0 result form for ${operation}.`);
+  },
+};
 
 export const protoJson1_0: ProtocolCodec = {
   version: '1.0',
@@ -204,73 +221,26 @@ export const protoJson1_0: ProtocolCodec = {
     else if (operation === 'setTaskPushNotificationConfig') request = readPushConfig(given);
     else request = readFields(given, spec.fields ?? []);
     if (operation === 'listTasks' && request !== null && typeof request === 'object') {
-      const list = request as Json;
+      const list = request as JsonObject;
       if (list.status !== undefined) list.status = readState(list.status);
       // proto3: a field at its default is unset (clients built on generated code send the defaults).
       if (list.status === 'TASK_STATE_UNSPECIFIED') delete list.status;
       for (const field of ['contextId', 'pageToken', 'statusTimestampAfter'])
         if (list[field] === '') delete list[field];
     }
-    validateParams<Json>(spec.validate, request, root, `"${spec.name}"`);
-    return toModel(operation, request as Json) as OperationParams<K>;
+    validateParams<JsonObject>(spec.validate, request, root, `"${spec.name}"`);
+    return toModel(operation, request as JsonObject) as OperationParams<K>;
   },
   encodeResult<K extends OperationName>(operation: K, result: OperationResult<K>): unknown {
-    switch (operation) {
-      case 'sendMessage': {
-        // SendMessageResponse: the task or the message under its member name.
-        const value = result as Task | Message;
-        return value.kind === 'message' ? { message: messageOut(value) } : { task: taskOut(value) };
-      }
-      case 'getTask':
-      case 'cancelTask':
-        return taskOut(result as Task);
-      case 'listTasks': {
-        // Every member of ListTasksResponse is REQUIRED, so each is written, `nextPageToken: ""` too.
-        const { tasks, nextPageToken, pageSize, totalSize } = result as ListTasksResult;
-        return { tasks: tasks.map(taskOut), nextPageToken, pageSize, totalSize };
-      }
-      case 'setTaskPushNotificationConfig':
-      case 'getTaskPushNotificationConfig':
-        return pushConfigOut(result as TaskPushNotificationConfig);
-      case 'listTaskPushNotificationConfig':
-        return { configs: (result as TaskPushNotificationConfig[]).map(pushConfigOut), nextPageToken: '' };
-      case 'deleteTaskPushNotificationConfig':
-        return {};
-      case 'getExtendedAgentCard':
-        return this.encodeCard(result as AgentCard);
-      default:
-        throw new A2AError('INTERNAL', `No 1.0 result form for ${operation}.`);
-    }
+    return protoJsonResult(WRITERS, operation, result);
   },
   encodeStreamItem(item: StreamResult): unknown {
-    switch (item.kind) {
-      case 'task':
-        return { task: taskOut(item) };
-      case 'message':
-        return { message: messageOut(item) };
-      case 'status-update':
-        return { statusUpdate: statusUpdateOut(item) };
-      case 'artifact-update':
-        return { artifactUpdate: artifactUpdateOut(item) };
-    }
+    return protoJsonStreamItem(WRITERS, item);
   },
-  encodeCard(card: AgentCard): unknown {
-    return cardOut(card, card.supportedInterfaces ?? []);
-  },
+  encodeCard: cardOut1_0,
 };
 
 // ---- the caller's direction: requests out, results in ----
-
-/** What a result must carry to be read at all; names the missing member so the fault is clear. */
-function expectObject(value: unknown, what: string): Json {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new A2AError(
-      'INVALID_AGENT_RESPONSE',
-      `The agent answered ${what} with ${JSON.stringify(value)?.slice(0, 80)}, not an object.`,
-    );
-  }
-  return value as Json;
-}
 
 function checkedTask(value: unknown, what: string): Task {
   const task = taskFromWire(expectObject(value, what));
@@ -281,12 +251,12 @@ function checkedTask(value: unknown, what: string): Task {
 }
 
 /** The inverse of {@link toModel}: the model's parameters as the 1.0 request of each operation. */
-function toWire(operation: OperationName, params: Json): Json {
+function toWire(operation: OperationName, params: JsonObject): JsonObject {
   switch (operation) {
     case 'sendMessage':
     case 'sendStreamingMessage': {
       const { message, configuration, metadata } = params as unknown as MessageSendParams;
-      const config: Json = {};
+      const config: JsonObject = {};
       if (configuration?.acceptedOutputModes !== undefined)
         config.acceptedOutputModes = configuration.acceptedOutputModes;
       if (configuration?.historyLength !== undefined) config.historyLength = configuration.historyLength;
@@ -336,7 +306,7 @@ function pushConfigFromWire(value: unknown): TaskPushNotificationConfig {
 export const protoJson1_0Caller: CallerCodec = {
   version: '1.0',
   encodeParams<K extends OperationName>(operation: K, params: OperationParams<K>): unknown {
-    return toWire(operation, params as unknown as Json);
+    return toWire(operation, params as unknown as JsonObject);
   },
   decodeResult(operation, wire) {
     switch (operation) {

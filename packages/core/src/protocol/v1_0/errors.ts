@@ -4,6 +4,7 @@
  */
 
 import { type A2AError, type A2AErrorCode, ERROR_TABLE } from '../../errors.js';
+import { isJsonObject } from '../../json.js';
 
 type GrpcStatus =
   | 'INVALID_ARGUMENT'
@@ -64,7 +65,7 @@ export const ERROR_DOMAIN = 'a2a-protocol.org';
 export function errorDetails(error: A2AError): Record<string, unknown>[] {
   const metadata: Record<string, string> = {};
   const data = error.data;
-  if (data !== null && typeof data === 'object' && !Array.isArray(data)) {
+  if (isJsonObject(data)) {
     for (const [key, value] of Object.entries(data)) {
       if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean') {
         metadata[key] = String(value);

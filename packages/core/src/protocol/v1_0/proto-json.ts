@@ -10,6 +10,7 @@
  * model with only the proto's fields, as a strict ProtoJSON reader expects.
  */
 
+import { isJsonObject, type JsonObject } from '../../json.js';
 import { DATA_PART_COMPAT_FLAG, dataPart, dataValue } from '../../model/data-part.js';
 import type {
   AgentCard,
@@ -26,13 +27,8 @@ import type {
 } from '../../model/types.js';
 import { isFinalState } from '../../model/types.js';
 
-type Json = Record<string, unknown>;
-
-const isObject = (value: unknown): value is Json =>
-  value !== null && typeof value === 'object' && !Array.isArray(value);
-
 /** The value under the lowerCamelCase JSON name, else under the proto field name. */
-function pick(object: Json, camel: string, snake: string): unknown {
+function pick(object: JsonObject, camel: string, snake: string): unknown {
   return object[camel] !== undefined ? object[camel] : object[snake];
 }
 
@@ -45,8 +41,8 @@ function read(
   fields: readonly string[],
   nested: Readonly<Record<string, (value: unknown) => unknown>> = {},
 ): unknown {
-  if (!isObject(object)) return object;
-  const out: Json = {};
+  if (!isJsonObject(object)) return object;
+  const out: JsonObject = {};
   for (const camel of fields) {
     const value = pick(
       object,
@@ -129,12 +125,12 @@ export const readSendMessageRequest = (value: unknown): unknown =>
 
 // ---- requests: to the internal model ----
 
-function partToModel(part: Json): Part {
+function partToModel(part: JsonObject): Part {
   const metadata = part.metadata as Record<string, unknown> | undefined;
   const withMetadata = <P extends Part>(p: P): P => (metadata === undefined ? p : { ...p, metadata });
   if (part.text !== undefined) return withMetadata({ kind: 'text', text: part.text as string });
   if (part.raw !== undefined || part.url !== undefined) {
-    const file: Json = part.raw !== undefined ? { bytes: part.raw } : { uri: part.url };
+    const file: JsonObject = part.raw !== undefined ? { bytes: part.raw } : { uri: part.url };
     if (part.mediaType !== undefined && part.mediaType !== '') file.mimeType = part.mediaType;
     if (part.filename !== undefined && part.filename !== '') file.name = part.filename;
     return withMetadata({ kind: 'file', file: file as { bytes: string } });
@@ -142,21 +138,21 @@ function partToModel(part: Json): Part {
   return dataPart(part.data, metadata);
 }
 
-export function messageToModel(message: Json): Message {
+export function messageToModel(message: JsonObject): Message {
   const out: Message = {
     kind: 'message',
     messageId: message.messageId as string,
     role: message.role === 'ROLE_AGENT' ? 'agent' : 'user',
-    parts: (message.parts as Json[]).map(partToModel),
+    parts: (message.parts as JsonObject[]).map(partToModel),
   };
   for (const key of ['contextId', 'taskId', 'metadata', 'extensions', 'referenceTaskIds'] as const) {
-    if (message[key] !== undefined) (out as unknown as Json)[key] = message[key];
+    if (message[key] !== undefined) (out as unknown as JsonObject)[key] = message[key];
   }
   return out;
 }
 
 /** 1.0's flattened TaskPushNotificationConfig as the model's (0.3's) nested one. */
-export function pushConfigToModel(config: Json): {
+export function pushConfigToModel(config: JsonObject): {
   id?: string;
   url: string;
   token?: string;
@@ -182,7 +178,7 @@ export function pushConfigToModel(config: Json): {
 
 // ---- responses: writing ----
 
-function omitEmpty(object: Json): Json {
+function omitEmpty(object: JsonObject): JsonObject {
   for (const key of Object.keys(object)) {
     const value = object[key];
     // ProtoJSON leaves out unset fields and empty repeated ones.
@@ -191,7 +187,7 @@ function omitEmpty(object: Json): Json {
   return object;
 }
 
-function partOut(part: Part): Json {
+function partOut(part: Part): JsonObject {
   switch (part.kind) {
     case 'text':
       return omitEmpty({ text: part.text, metadata: part.metadata });
@@ -211,7 +207,7 @@ function partOut(part: Part): Json {
   }
 }
 
-export function messageOut(message: Message): Json {
+export function messageOut(message: Message): JsonObject {
   return omitEmpty({
     messageId: message.messageId,
     contextId: message.contextId,
@@ -224,7 +220,7 @@ export function messageOut(message: Message): Json {
   });
 }
 
-function artifactOut(artifact: Artifact): Json {
+function artifactOut(artifact: Artifact): JsonObject {
   return omitEmpty({
     artifactId: artifact.artifactId,
     name: artifact.name,
@@ -235,7 +231,7 @@ function artifactOut(artifact: Artifact): Json {
   });
 }
 
-function statusOut(status: TaskStatus): Json {
+function statusOut(status: TaskStatus): JsonObject {
   return omitEmpty({
     state: STATE_TO_WIRE[status.state],
     message: status.message === undefined ? undefined : messageOut(status.message),
@@ -243,7 +239,7 @@ function statusOut(status: TaskStatus): Json {
   });
 }
 
-export function taskOut(task: Task): Json {
+export function taskOut(task: Task): JsonObject {
   return omitEmpty({
     id: task.id,
     contextId: task.contextId,
@@ -255,7 +251,7 @@ export function taskOut(task: Task): Json {
 }
 
 /** §4.2 TaskStatusUpdateEvent: no `final` in 1.0; a stream's end follows from the state. */
-export function statusUpdateOut(event: TaskStatusUpdateEvent): Json {
+export function statusUpdateOut(event: TaskStatusUpdateEvent): JsonObject {
   return omitEmpty({
     taskId: event.taskId,
     contextId: event.contextId,
@@ -264,7 +260,7 @@ export function statusUpdateOut(event: TaskStatusUpdateEvent): Json {
   });
 }
 
-export function artifactUpdateOut(event: TaskArtifactUpdateEvent): Json {
+export function artifactUpdateOut(event: TaskArtifactUpdateEvent): JsonObject {
   return omitEmpty({
     taskId: event.taskId,
     contextId: event.contextId,
@@ -275,7 +271,7 @@ export function artifactUpdateOut(event: TaskArtifactUpdateEvent): Json {
   });
 }
 
-export function securitySchemeOut(scheme: SecurityScheme): Json {
+export function securitySchemeOut(scheme: SecurityScheme): JsonObject {
   switch (scheme.type) {
     case 'apiKey':
       return {
@@ -310,14 +306,14 @@ export function securitySchemeOut(scheme: SecurityScheme): Json {
 }
 
 /** `[{ name: [scopes] }]` as 1.0's `[{ schemes: { name: { list: [scopes] } } }]`. */
-export function securityRequirementsOut(security: Record<string, string[]>[]): Json[] {
+export function securityRequirementsOut(security: Record<string, string[]>[]): JsonObject[] {
   return security.map((requirement) => ({
     schemes: Object.fromEntries(Object.entries(requirement).map(([name, list]) => [name, { list }])),
   }));
 }
 
 /** The card in 1.0's shape alone (the extended card of a 1.0 client), from the model's card and the interfaces served. */
-export function cardOut(card: AgentCard, interfaces: readonly SupportedInterface[]): Json {
+export function cardOut(card: AgentCard, interfaces: readonly SupportedInterface[]): JsonObject {
   return omitEmpty({
     name: card.name,
     description: card.description,
@@ -363,22 +359,22 @@ const readArtifact = (value: unknown): unknown =>
     parts: readArray(readPart),
   });
 
-const asObject = (value: unknown): Json => (isObject(value) ? value : {});
+const asObject = (value: unknown): JsonObject => (isJsonObject(value) ? value : {});
 
 function statusToModel(value: unknown): TaskStatus {
   const status = asObject(readStatus(value));
   const out: TaskStatus = { state: STATE_FROM_WIRE[status.state as string] ?? 'unknown' };
-  if (isObject(status.message)) out.message = messageFromWire(status.message);
+  if (isJsonObject(status.message)) out.message = messageFromWire(status.message);
   if (typeof status.timestamp === 'string') out.timestamp = status.timestamp;
   return out;
 }
 
 function artifactToModel(value: unknown): Artifact {
   const artifact = asObject(readArtifact(value));
-  const parts = Array.isArray(artifact.parts) ? (artifact.parts as Json[]) : [];
+  const parts = Array.isArray(artifact.parts) ? (artifact.parts as JsonObject[]) : [];
   const out: Artifact = { artifactId: artifact.artifactId as string, parts: parts.map(partToModel) };
   for (const key of ['name', 'description', 'metadata', 'extensions'] as const) {
-    if (artifact[key] !== undefined) (out as unknown as Json)[key] = artifact[key];
+    if (artifact[key] !== undefined) (out as unknown as JsonObject)[key] = artifact[key];
   }
   return out;
 }

@@ -5,15 +5,14 @@
  */
 
 import type { A2AError } from '../../errors.js';
+import { isJsonObject, type JsonObject } from '../../json.js';
 import type { RestErrorResponse, RestMapping, RestRequest, RestRoute } from '../codec.js';
 import { protoJson1_0 } from './codec.js';
 import { restError1_0 } from './errors.js';
 
-type Json = Record<string, unknown>;
-
-function body(request: RestRequest): Json {
+function body(request: RestRequest): JsonObject {
   const value = request.body;
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
+  return isJsonObject(value) ? value : {};
 }
 
 /** A query parameter that must be an integer: a number when it is one, else as given (validation names it). */
@@ -31,7 +30,7 @@ function boolean(value: unknown): unknown {
 /** §11.5: ListTasks' fields as query parameters (camelCase; enums by name; timestamps as ISO 8601). */
 function listQuery(request: RestRequest): unknown {
   const { query } = request;
-  const params: Json = {};
+  const params: JsonObject = {};
   const first = (value: unknown) => (Array.isArray(value) ? value[0] : value);
   for (const [name, read] of [
     ['contextId', first],
@@ -111,7 +110,7 @@ const TENANT_ROUTES: readonly RestRoute[] = PLAIN_ROUTES.map((route) => ({
   params: (request: RestRequest) => {
     const params = route.params(request);
     return params !== null && typeof params === 'object'
-      ? { ...(params as Json), tenant: request.path.tenant }
+      ? { ...(params as JsonObject), tenant: request.path.tenant }
       : params;
   },
 }));

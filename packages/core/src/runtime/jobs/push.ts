@@ -29,8 +29,8 @@
 import { setMaxListeners } from 'node:events';
 import { applyEvents } from '../../model/task-state.js';
 import { isFinalState, type Task, type TaskEvent } from '../../model/types.js';
-import { protoJson1_0 } from '../../protocol/v1_0/codec.js';
 import type { DestinationPolicy } from '../../push/destination.js';
+import { pushPayload } from '../../push/payload.js';
 import { deliverJson, type WebhookResult } from '../../push/webhook.js';
 import type { A2AStore, Clock, PushClaimKey, PushDelivery, PushStore, StoredPushConfig } from '../../store/index.js';
 import { monotonicSeconds, noTelemetry, type PushTelemetry, type Telemetry } from '../../telemetry.js';
@@ -254,9 +254,7 @@ export class PushDeliverer {
       return 'skipped';
     }
 
-    const body = JSON.stringify(
-      config.protocolVersion === '1.0' ? protoJson1_0.encodeStreamItem(next.task) : next.task,
-    );
+    const body = JSON.stringify(pushPayload(next.task, config.protocolVersion));
     const sentAt = this.#clock();
     if (report !== undefined)
       report.push = this.#telemetry.pushStarted(next.task, record.traceContext, config.config.url);

@@ -1,13 +1,24 @@
 /**
- * The A2A service backed by the task runtime: each operation of `operations.ts` as a call on the
- * runtime. Dispatch reaches it only after validation, authorization and the capability gate.
+ * The A2A service backed by the task runtime: each operation of `protocol/operations.ts` as a call
+ * on the runtime. Dispatch reaches it only after validation, authorization and the capability gate.
+ *
+ * It lives outside `protocol/` because it names the runtime: the protocol layer knows only the
+ * `A2AService` interface it defines, so a client can load that layer without the runtime. Most
+ * methods forward; the ones that add something are the stream resume (Last-Event-ID), the
+ * version-dependent answer to subscribing to a terminal task, and the extended card.
  */
 
-import { A2AError } from '../errors.js';
-import type { AgentCard } from '../model/types.js';
-import type { A2ARuntime } from '../runtime.js';
-import type { CallContext } from './context.js';
-import type { A2AService, OperationParams, OperationResult, OperationTypes, StreamFrame } from './operations.js';
+import { A2AError } from './errors.js';
+import type { AgentCard } from './model/types.js';
+import type { CallContext } from './protocol/context.js';
+import type {
+  A2AService,
+  OperationParams,
+  OperationResult,
+  OperationTypes,
+  StreamFrame,
+} from './protocol/operations.js';
+import type { A2ARuntime } from './runtime/runtime.js';
 
 export interface RuntimeServiceOptions {
   runtime: A2ARuntime;
