@@ -163,16 +163,6 @@ export { rest1_0 } from './protocol/v1_0/rest.js';
 // ---- The store contract and kit (store/) and ListTasks paging (task-list.ts) ----
 
 export type {
-  CoordinationStore,
-  EnqueueTurnRequest,
-  ExpiredWorker,
-  MessageIndexEntry,
-  TurnReadiness,
-  QueueSlot,
-  WorkerDescription,
-  WorkerRecord,
-} from './store/index.js';
-export type {
   A2AStore,
   ClaimPushDeliveriesRequest,
   Clock,
@@ -181,11 +171,15 @@ export type {
   CompletePushDeliveryRequest,
   ContextRecord,
   ContextStore,
+  CoordinationStore,
+  EnqueueTurnRequest,
   EventNotifier,
+  ExpiredWorker,
   FailPushAttemptRequest,
   IndexedMessage,
   InterruptedTasksQuery,
   ListTasksOptions,
+  MessageIndexEntry,
   PurgeResult,
   PushClaimKey,
   PushConfigRecord,
@@ -194,6 +188,7 @@ export type {
   PushDeliveryState,
   PushProtocolVersion,
   PushStore,
+  QueueSlot,
   SavePushConfigRequest,
   StoreCallContext,
   StoreCapabilities,
@@ -204,7 +199,10 @@ export type {
   TaskListQuery,
   TaskRecord,
   TaskStore,
+  TurnReadiness,
   Unsubscribe,
+  WorkerDescription,
+  WorkerRecord,
 } from './store/index.js';
 export {
   checkCommitRequest,
@@ -218,6 +216,46 @@ export {
   systemClock,
 } from './store/index.js';
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './task-list.js';
+
+// ---- The store kit: what every adapter shares (store/kit.ts, sql-rows.ts, subscribers.ts) ----
+
+export type {
+  ContextRow,
+  EpochColumn,
+  EventRow,
+  ListedTaskKey,
+  MessageIndexRow,
+  PushConfigRow,
+  PushDeliveryRow,
+  QueueSlotRow,
+  TaskListConditions,
+  TaskRow,
+  WorkerDescriptionRow,
+} from './store/index.js';
+export {
+  ACTIVE_STATES,
+  ANONYMOUS_SCOPE,
+  FINAL_STATES,
+  fullStoreCapabilities,
+  LIST_FILTER,
+  LIST_SHAPES,
+  pushTaskListFilters,
+  Subscribers,
+  savedPushConfigRecord,
+  sqlStateList,
+  TASK_STATES,
+  taskListPage,
+  taskListShape,
+  taskListWhere,
+  toContextRecord,
+  toMessageIndexEntry,
+  toPushConfigRecord,
+  toPushDelivery,
+  toQueueSlot,
+  toStoredEvent,
+  toTaskRecord,
+  toWorkerRecord,
+} from './store/index.js';
 
 // ---- Push delivery: the webhook types the push options name ----
 
