@@ -8,7 +8,7 @@ import type { AgentExecutorLike, StoredEvent, TaskRecord, TurnContext } from '@f
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { echoAgent } from '../../../examples/demo/src/agents.js';
+import { echoAgent } from '../../../test-support/agents.js';
 import { a2aPlugin } from '../src/index.js';
 import { buildApp, listen, nextId, rpcBody, type TestApp, testCard, userMessage, waitFor } from './helpers.js';
 import {

@@ -13,7 +13,7 @@ import type { Task } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { echoAgent } from '../../../examples/demo/src/agents.js';
+import { echoAgent } from '../../../test-support/agents.js';
 import { a2aPlugin } from '../src/index.js';
 import { listen, nextId, userMessage, waitFor } from './helpers.js';
 

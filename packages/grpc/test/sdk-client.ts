@@ -11,7 +11,7 @@ import { GrpcTransportFactory } from '@a2a-js/sdk-1/client/grpc';
 import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk-1/errors';
 import { bearerTokens } from 'fastify-a2a';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { echoAgent } from '../../../examples/demo/src/agents.js';
+import { echoAgent } from '../../../test-support/agents.js';
 import { nextId, type Served, type StoreFixture, serve, waitFor } from './helpers.js';
 
 function text(value: string) {

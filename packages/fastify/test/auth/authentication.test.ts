@@ -7,7 +7,7 @@
 
 import type { AgentExecutor, JsonRpcResponse, Task } from '@fastify-a2a/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { echoAgent } from '../../../../examples/demo/src/agents.js';
+import { echoAgent } from '../../../../test-support/agents.js';
 import { apiKeys, bearerTokens, CredentialsRejected } from '../../src/index.js';
 import { buildApp, rpcBody, type TestApp, userMessage } from '../helpers.js';
 import { protoMessage, rest } from '../rest-helpers.js';

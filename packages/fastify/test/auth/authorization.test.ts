@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import type { AgentCard } from '@fastify-a2a/core';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { echoAgent } from '../../../../examples/demo/src/agents.js';
+import { echoAgent } from '../../../../test-support/agents.js';
 import { a2aPlugin, bearerTokens, permissionDenied } from '../../src/index.js';
 import { buildApp, rpcBody, type TestApp, testCard, userMessage } from '../helpers.js';
 import { protoMessage, rest } from '../rest-helpers.js';

@@ -11,7 +11,7 @@
 import { appendFileSync } from 'node:fs';
 import type { TurnContext } from '@fastify-a2a/core';
 import Fastify from 'fastify';
-import { demoCard, echoAgent, sleep } from '../../../../examples/demo/src/agents.js';
+import { echoCard, echoAgent, sleep } from '../../../../test-support/agents.js';
 import { a2aPlugin, operatorTokens } from '../../src/index.js';
 
 const workerId = process.env.WORKER_ID ?? `worker-${process.pid}`;
@@ -77,7 +77,7 @@ async function execute(turn: TurnContext): Promise<void> {
 
 const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'warn' } });
 await app.register(a2aPlugin, {
-  agentCard: demoCard('echo'),
+  agentCard: echoCard(),
   executor: execute,
   store: process.env.STORE_URL ?? 'memory:',
   workerId,

@@ -24,7 +24,7 @@ import type {
 } from '@fastify-a2a/core';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { echoAgent, sleep } from '../../../../examples/demo/src/agents.js';
+import { echoAgent, sleep } from '../../../../test-support/agents.js';
 import { type A2APluginOptions, a2aPlugin, bearerTokens } from '../../src/index.js';
 import { listen, nextId, testCard, textParts, userMessage, waitFor } from '../helpers.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../push/receiver.js';

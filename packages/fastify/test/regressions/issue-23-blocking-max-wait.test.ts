@@ -7,7 +7,7 @@
 import type { Message, Task } from '@fastify-a2a/core';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { sleep } from '../../../../examples/demo/src/agents.js';
+import { sleep } from '../../../../test-support/agents.js';
 import { a2aPlugin } from '../../src/index.js';
 import { listen, testCard, textParts, userMessage, waitFor } from '../helpers.js';
 import { lifecycleStores } from '../lifecycle/stores.js';
