@@ -2,7 +2,7 @@
  * Helpers every plugin and binding test uses, one copy for all packages: message and id makers,
  * polling, and starting an app on a loopback port.
  */
-import type { Message } from '@fastify-a2a/core';
+import type { Message, Task } from '@fastify-a2a/core';
 import type { FastifyInstance } from 'fastify';
 
 let counter = 0;
@@ -11,6 +11,12 @@ export const nextId = (prefix = 'm'): string => `${prefix}-${Date.now().toString
 
 export function userMessage(text: string, extra: Partial<Message> = {}): Message {
   return { kind: 'message', role: 'user', messageId: nextId('msg'), parts: [{ kind: 'text', text }], ...extra };
+}
+
+/** The Task a SendMessage answered with; fails the test when the agent answered with a Message. */
+export function asTask(value: Task | Message): Task {
+  if (value.kind !== 'task') throw new Error(`expected a Task, got ${JSON.stringify(value)}`);
+  return value;
 }
 
 /** Polls `probe` until it returns a truthy value or `timeoutMs` passes. */

@@ -4,7 +4,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { nextId } from '../../../test-support/helpers.js';
 import { type A2APluginOptions, a2aPlugin } from '../src/index.js';
 
-export { listen, nextId, userMessage, waitFor } from '../../../test-support/helpers.js';
+export { asTask, listen, nextId, userMessage, waitFor } from '../../../test-support/helpers.js';
 
 export const testCard = {
   name: 'Test agent',

@@ -4,7 +4,7 @@ import { type A2APluginOptions, a2aPlugin } from 'fastify-a2a';
 import { listen } from '../../../test-support/helpers.js';
 import { type GrpcServeOptions, type GrpcServer, serveGrpc } from '../src/index.js';
 
-export { nextId, userMessage, waitFor } from '../../../test-support/helpers.js';
+export { nextId, waitFor } from '../../../test-support/helpers.js';
 
 export const testCard = { name: 'gRPC test agent', description: 'An agent for gRPC tests.', version: '1.0.0' } as const;
 

@@ -26,7 +26,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { echoAgent, sleep } from '../../../../test-support/agents.js';
 import { type A2APluginOptions, a2aPlugin, bearerTokens } from '../../src/index.js';
-import { listen, nextId, testCard, textParts, userMessage, waitFor } from '../helpers.js';
+import { asTask, listen, nextId, testCard, textParts, userMessage, waitFor } from '../helpers.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../push/receiver.js';
 import {
   type BindingName,
@@ -75,11 +75,6 @@ interface Served {
 function ok<T>(outcome: Outcome<T>): T {
   if (!outcome.ok) throw new Error(`expected a result, got error ${outcome.code}: ${outcome.message}`);
   return outcome.result;
-}
-
-function asTask(value: Task | Message): Task {
-  if (value.kind !== 'task') throw new Error(`expected a Task, got ${JSON.stringify(value)}`);
-  return value;
 }
 
 function opened(outcome: StreamOutcome): OpenStream {

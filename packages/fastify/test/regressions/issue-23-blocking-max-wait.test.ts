@@ -9,7 +9,7 @@ import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sleep } from '../../../../test-support/agents.js';
 import { a2aPlugin } from '../../src/index.js';
-import { listen, testCard, textParts, userMessage, waitFor } from '../helpers.js';
+import { asTask, listen, testCard, textParts, userMessage, waitFor } from '../helpers.js';
 import { lifecycleStores } from '../lifecycle/stores.js';
 import { type Outcome, protocolClient } from '../protocol/client.js';
 
@@ -26,11 +26,6 @@ afterEach(async () => {
 function ok<T>(outcome: Outcome<T>): T {
   if (!outcome.ok) throw new Error(`expected a result, got error ${outcome.code}: ${outcome.message}`);
   return outcome.result;
-}
-
-function asTask(value: Task | Message): Task {
-  if (value.kind !== 'task') throw new Error(`expected a Task, got ${JSON.stringify(value)}`);
-  return value;
 }
 
 /** `slow`: works for TURN_MS, then completes; anything else completes at once. */

@@ -9,7 +9,7 @@ import type { Message, Task } from '@fastify-a2a/core';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import { a2aPlugin } from '../../src/index.js';
-import { listen, rpcBody, testCard, textParts, userMessage, waitFor } from '../helpers.js';
+import { asTask, listen, rpcBody, testCard, textParts, userMessage, waitFor } from '../helpers.js';
 import { lifecycleStores } from '../lifecycle/stores.js';
 import { type Outcome, protocolClient } from '../protocol/client.js';
 
@@ -25,11 +25,6 @@ afterEach(async () => {
 function ok<T>(outcome: Outcome<T>): T {
   if (!outcome.ok) throw new Error(`expected a result, got error ${outcome.code}: ${outcome.message}`);
   return outcome.result;
-}
-
-function asTask(value: Task | Message): Task {
-  if (value.kind !== 'task') throw new Error(`expected a Task, got ${JSON.stringify(value)}`);
-  return value;
 }
 
 /** `ask` pauses in input-required; a reply completes. */
