@@ -159,6 +159,12 @@ function dialectOf(version: Version, headers: Readonly<Record<string, string>>):
 export type Failure = { ok: false; code: number; message: string };
 export type Outcome<T> = { ok: true; result: T } | Failure;
 
+/** The result of a call the test expects to succeed; fails the test with the error otherwise. */
+export function ok<T>(outcome: Outcome<T>): T {
+  if (!outcome.ok) throw new Error(`expected a result, got error ${outcome.code}: ${outcome.message}`);
+  return outcome.result;
+}
+
 export interface StreamItem {
   /** The SSE event id: the sequence number of the event in the task's log. */
   id: string | undefined;

@@ -11,7 +11,7 @@ import { sleep } from '../../../../test-support/agents.js';
 import { a2aPlugin } from '../../src/index.js';
 import { asTask, listen, testCard, textParts, userMessage, waitFor } from '../helpers.js';
 import { lifecycleStores } from '../lifecycle/stores.js';
-import { type Outcome, protocolClient } from '../protocol/client.js';
+import { ok, protocolClient } from '../protocol/client.js';
 
 const stores = lifecycleStores('a2a_max_wait');
 const MAX_WAIT_MS = 300;
@@ -22,11 +22,6 @@ afterEach(async () => {
   await close?.();
   close = undefined;
 });
-
-function ok<T>(outcome: Outcome<T>): T {
-  if (!outcome.ok) throw new Error(`expected a result, got error ${outcome.code}: ${outcome.message}`);
-  return outcome.result;
-}
 
 /** `slow`: works for TURN_MS, then completes; anything else completes at once. */
 async function serve(store: string) {

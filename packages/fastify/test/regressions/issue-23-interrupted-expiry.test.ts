@@ -11,7 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { a2aPlugin } from '../../src/index.js';
 import { asTask, listen, rpcBody, testCard, textParts, userMessage, waitFor } from '../helpers.js';
 import { lifecycleStores } from '../lifecycle/stores.js';
-import { type Outcome, protocolClient } from '../protocol/client.js';
+import { ok, protocolClient } from '../protocol/client.js';
 
 const stores = lifecycleStores('a2a_expiry');
 const TTL_MS = 300;
@@ -21,11 +21,6 @@ const apps: FastifyInstance[] = [];
 afterEach(async () => {
   for (const app of apps.splice(0)) await app.close();
 });
-
-function ok<T>(outcome: Outcome<T>): T {
-  if (!outcome.ok) throw new Error(`expected a result, got error ${outcome.code}: ${outcome.message}`);
-  return outcome.result;
-}
 
 /** `ask` pauses in input-required; a reply completes. */
 async function serve(store: string, ttlMs = TTL_MS): Promise<{ app: FastifyInstance; base: string }> {
