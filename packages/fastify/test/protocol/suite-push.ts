@@ -1,4 +1,7 @@
-/** The protocol suite's scenarios for push notifications and the capabilities a card does not declare (see ./suite.ts). */
+/**
+ * The protocol suite's scenarios for push notifications and the capabilities a card does not declare
+ * (see ./suite.ts).
+ */
 
 import type { Task } from '@fastify-a2a/core';
 import { afterEach, describe, expect, it } from 'vitest';

@@ -1,3 +1,4 @@
+/** The protocol suite's scenarios for message/send, errors and tasks/cancel (see ./suite.ts). */
 import { describe, expect, it } from 'vitest';
 import { echoAgent } from '../../../../test-support/agents.js';
 import { asTask, nextId, textParts, userMessage, waitFor } from '../helpers.js';
