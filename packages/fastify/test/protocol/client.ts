@@ -23,6 +23,7 @@ import type {
   TaskQueryParams,
   TaskState,
 } from '@fastify-a2a/core';
+import { waitFor } from '../helpers.js';
 import { sendRequestTo, sendResultFrom, streamItemFrom, taskFrom } from './proto-json.js';
 import * as v1 from './proto-json-1.0.js';
 
@@ -206,6 +207,18 @@ export interface ProtocolClient {
   getExtendedCard(): Promise<Outcome<unknown>>;
   /** ListTasks; undefined where the binding and version have none (0.3's JSON-RPC). */
   listTasks(params: ListTasksParams): Promise<Outcome<ListTasksResult>> | undefined;
+}
+
+/** Polls tasks/get until the task reaches `state`, and returns it then. */
+export function waitForState(client: ProtocolClient, id: string, state: TaskState, timeoutMs = 5000): Promise<Task> {
+  return waitFor(
+    async () => {
+      const task = ok(await client.getTask({ id }));
+      return task.status.state === state ? task : undefined;
+    },
+    timeoutMs,
+    `task ${id} to be ${state}`,
+  );
 }
 
 // ---- HTTP ----

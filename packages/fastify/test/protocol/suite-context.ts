@@ -26,8 +26,6 @@ export interface SuiteContext {
   cleanups: (() => Promise<void>)[];
   /** Serves `executor` on a fresh store and returns a client of the suite's binding for it. */
   serve(executor: AgentExecutorLike, options?: Partial<A2APluginOptions>): Promise<Served>;
-  /** Waits until the task reaches `state` (tasks/get) and returns it. */
-  waitForState(client: ProtocolClient, id: string, state: string): Promise<Task>;
 }
 
 export interface Served {

@@ -6,7 +6,7 @@ import { echoAgent } from '../../../../test-support/agents.js';
 import { bearerTokens } from '../../src/index.js';
 import { asTask, nextId, textParts, userMessage } from '../helpers.js';
 import { startWebhookReceiver } from '../push/receiver.js';
-import { type Outcome, ok, type ProtocolClient, type StreamItem, type StreamOutcome } from './client.js';
+import { type Outcome, ok, type ProtocolClient, type StreamItem, type StreamOutcome, waitForState } from './client.js';
 import { collect, firstTask, gate, type SuiteContext } from './suite-context.js';
 
 export function listAndOwnershipScenarios({
@@ -16,7 +16,6 @@ export function listAndOwnershipScenarios({
   clientOf,
   cleanups,
   serve,
-  waitForState,
 }: SuiteContext): void {
   // ListTasks: A2A 1.0 on both bindings; 0.3 over HTTP+JSON only (`GET /v1/tasks`).
   if (!(binding === 'JSONRPC' && version === '0.3')) {

@@ -2,10 +2,10 @@
 import { describe, expect, it } from 'vitest';
 import { echoAgent } from '../../../../test-support/agents.js';
 import { asTask, nextId, textParts, userMessage, waitFor } from '../helpers.js';
-import { ok } from './client.js';
+import { ok, waitForState } from './client.js';
 import { gate, type SuiteContext, waitForAbort } from './suite-context.js';
 
-export function sendScenarios({ serve, waitForState }: SuiteContext): void {
+export function sendScenarios({ serve }: SuiteContext): void {
   describe('message/send (§7.1)', () => {
     it('a blocking send returns the completed task with its artifacts and history', async () => {
       const { client } = await serve(echoAgent);

@@ -4,7 +4,7 @@ import type { TaskArtifactUpdateEvent } from '@fastify-a2a/core';
 import { describe, expect, it } from 'vitest';
 import { echoAgent, sleep } from '../../../../test-support/agents.js';
 import { asTask, textParts, userMessage } from '../helpers.js';
-import { ok, type StreamItem } from './client.js';
+import { ok, type StreamItem, waitForState } from './client.js';
 import {
   collect,
   firstTask,
@@ -17,7 +17,7 @@ import {
   within,
 } from './suite-context.js';
 
-export function streamScenarios({ version, eventIds, itWithEventIds, serve, waitForState }: SuiteContext): void {
+export function streamScenarios({ version, eventIds, itWithEventIds, serve }: SuiteContext): void {
   describe('message/stream (§7.2)', () => {
     it('streams the Task first, then the updates, and ends with the final status; SSE ids increase', async () => {
       const { client } = await serve(echoAgent);

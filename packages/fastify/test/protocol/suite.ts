@@ -12,12 +12,12 @@
  * file.
  */
 
-import type { A2AStore, AgentExecutorLike, Task } from '@fastify-a2a/core';
+import type { A2AStore, AgentExecutorLike } from '@fastify-a2a/core';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, it } from 'vitest';
 import { type A2APluginOptions, a2aPlugin } from '../../src/index.js';
-import { listen, testCard, waitFor } from '../helpers.js';
-import { type BindingName, ok, type ProtocolClient, protocolClient, type Version } from './client.js';
+import { listen, testCard } from '../helpers.js';
+import { type BindingName, type ProtocolClient, protocolClient, type Version } from './client.js';
 import type { Served, SuiteContext } from './suite-context.js';
 import { listAndOwnershipScenarios } from './suite-list-and-ownership.js';
 import { pushScenarios } from './suite-push.js';
@@ -87,18 +87,6 @@ export function protocolSuite({ binding, store, version = '0.3' }: ProtocolSuite
       return { client: clientOf(address ?? base), base: address ?? base };
     }
 
-    /** Waits until the task reaches `state` (tasks/get) and returns it. */
-    function waitForState(client: ProtocolClient, id: string, state: string): Promise<Task> {
-      return waitFor(
-        async () => {
-          const task = ok(await client.getTask({ id }));
-          return task.status.state === state ? task : undefined;
-        },
-        5000,
-        `task ${id} to be ${state}`,
-      );
-    }
-
     const suite: SuiteContext = {
       binding,
       version,
@@ -109,7 +97,6 @@ export function protocolSuite({ binding, store, version = '0.3' }: ProtocolSuite
       clientOf,
       cleanups,
       serve,
-      waitForState,
     };
     sendScenarios(suite);
     streamScenarios(suite);

@@ -19,7 +19,7 @@ import { PostgresStore } from '@fastify-a2a/store-postgres';
 import { SqliteStore } from '@fastify-a2a/store-sqlite';
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
-import { echoCard, echoAgent } from '../../../../test-support/agents.js';
+import { echoAgent, echoCard } from '../../../../test-support/agents.js';
 import { withPostgres } from '../../../../test-support/postgres.js';
 import { a2aPlugin } from '../../src/index.js';
 import { rpcBody, textParts, userMessage, waitFor } from '../helpers.js';
