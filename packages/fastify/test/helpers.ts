@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import type { A2AStore, AgentExecutorLike, JsonRpcResponse, Part } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import Fastify, { type FastifyInstance } from 'fastify';
@@ -108,4 +109,26 @@ export function postSse(
     body: JSON.stringify(body),
     ...(signal ? { signal } : {}),
   });
+}
+
+/** POSTs `payload` as JSON to the app's JSON-RPC endpoint (`/a2a`) with `headers`, in process. */
+export function postJson(app: FastifyInstance, payload: unknown, headers: Record<string, string> = {}) {
+  return app.inject({
+    method: 'POST',
+    url: '/a2a',
+    headers: { 'content-type': 'application/json', ...headers },
+    payload: JSON.stringify(payload),
+  });
+}
+
+/** Fastify logger options at `level` writing into `lines`, for tests that read what was logged. */
+export function capturedLogger(level = 'warn'): { logger: { level: string; stream: Writable }; lines: string[] } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { logger: { level, stream }, lines };
 }
