@@ -57,7 +57,8 @@ interface Dialect {
   stateName(state: TaskState): string;
 }
 
-const PROTO_STATES: Readonly<Record<TaskState, string>> = {
+/** Each task state as ProtoJSON names it (1.0's spelling; 0.3's REST spells canceled with two Ls). */
+export const PROTO_STATES: Readonly<Record<TaskState, string>> = {
   submitted: 'TASK_STATE_SUBMITTED',
   working: 'TASK_STATE_WORKING',
   'input-required': 'TASK_STATE_INPUT_REQUIRED',
