@@ -6,7 +6,7 @@
  */
 
 import { ClientFactory as Client03Factory } from '@a2a-js/sdk/client';
-import { Role, TaskState } from '@a2a-js/sdk-1';
+import { TaskState } from '@a2a-js/sdk-1';
 import { type Client, ClientFactory, ClientFactoryOptions } from '@a2a-js/sdk-1/client';
 import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk-1/errors';
 import type { Task } from '@fastify-a2a/core';
@@ -189,7 +189,9 @@ describe('the 0.3.14 client and the 1.3.0 client on one store', () => {
     expect(created.status.state).toBe('input-required');
     const read = await current.getTask(request({ id: created.id }));
     expect(read.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    const answered = asSdkTask(await current.sendMessage(request({ message: message('teal', { taskId: created.id }) })));
+    const answered = asSdkTask(
+      await current.sendMessage(request({ message: message('teal', { taskId: created.id }) })),
+    );
     expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     const seenByOld = await old.getTask({ id: created.id });
     expect(seenByOld.status.state).toBe('completed');

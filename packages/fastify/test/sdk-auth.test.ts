@@ -21,7 +21,7 @@ import {
 import type { Task } from '@fastify-a2a/core';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { echoCard, echoAgent } from '../../../test-support/agents.js';
+import { echoAgent, echoCard } from '../../../test-support/agents.js';
 import { a2aPlugin, bearerTokens } from '../src/index.js';
 import { listen, nextId, textParts, userMessage } from './helpers.js';
 

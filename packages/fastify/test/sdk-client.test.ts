@@ -11,7 +11,7 @@ import type { AgentExecutorLike, Message, Task } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { echoCard, echoAgent } from '../../../test-support/agents.js';
+import { echoAgent, echoCard } from '../../../test-support/agents.js';
 import { a2aPlugin } from '../src/index.js';
 import { listen, textParts, userMessage, waitFor } from './helpers.js';
 

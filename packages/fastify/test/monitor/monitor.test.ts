@@ -15,7 +15,7 @@ import { PostgresStore } from '@fastify-a2a/store-postgres';
 import { SqliteStore } from '@fastify-a2a/store-sqlite';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { echoCard, echoAgent } from '../../../../test-support/agents.js';
+import { echoAgent, echoCard } from '../../../../test-support/agents.js';
 import { withPostgres } from '../../../../test-support/postgres.js';
 import { type A2APluginOptions, a2aPlugin, bearerTokens, operatorTokens } from '../../src/index.js';
 import { listen, rpcBody, textParts, userMessage, waitFor } from '../helpers.js';

@@ -10,7 +10,7 @@ import type { A2AStore, StoreCapabilities, Task } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { echoCard, echoAgent } from '../../../../test-support/agents.js';
+import { echoAgent, echoCard } from '../../../../test-support/agents.js';
 import { type A2APluginOptions, a2aPlugin, bearerTokens } from '../../src/index.js';
 import { buildApp, listen, rpcBody, testCard, userMessage, waitFor } from '../helpers.js';
 import { startWebhookReceiver, type WebhookReceiver } from './receiver.js';
