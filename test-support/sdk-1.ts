@@ -45,3 +45,16 @@ export async function rejection(promise: Promise<unknown>): Promise<unknown> {
     (error: unknown) => error,
   );
 }
+
+/** The members (`$case`) a stream's responses held in order, and the last response's payload. */
+export async function streamedCases(
+  stream: AsyncIterable<{ payload?: { $case: string } }>,
+): Promise<{ cases: string[]; last: unknown }> {
+  const cases: string[] = [];
+  let last: unknown;
+  for await (const event of stream) {
+    cases.push(event.payload?.$case ?? 'none');
+    last = event.payload;
+  }
+  return { cases, last };
+}

@@ -14,7 +14,7 @@ import { MemoryStore } from '@fastify-a2a/store-memory';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoAgent } from '../../../test-support/agents.js';
-import { asSdkTask, message, rejection, request, textOf } from '../../../test-support/sdk-1.js';
+import { asSdkTask, message, rejection, request, streamedCases, textOf } from '../../../test-support/sdk-1.js';
 import { a2aPlugin } from '../src/index.js';
 import { listen, nextId, userMessage, waitFor } from './helpers.js';
 
@@ -74,12 +74,7 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)(
 
     it('streams a message: the Task first, then updates, through the final status', async () => {
       const from = seen.length;
-      const cases: string[] = [];
-      let last: unknown;
-      for await (const event of client.sendMessageStream(request({ message: message('a b c') }))) {
-        cases.push(event.payload?.$case ?? 'none');
-        last = event.payload;
-      }
+      const { cases, last } = await streamedCases(client.sendMessageStream(request({ message: message('a b c') })));
       expect(cases[0]).toBe('task');
       expect(cases.filter((c) => c === 'artifactUpdate')).toHaveLength(5);
       expect(last).toMatchObject({
@@ -151,12 +146,7 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)(
           }),
         ),
       );
-      const cases: string[] = [];
-      let last: unknown;
-      for await (const event of client.resubscribeTask(request({ id: sent.id }))) {
-        cases.push(event.payload?.$case ?? 'none');
-        last = event.payload;
-      }
+      const { cases, last } = await streamedCases(client.resubscribeTask(request({ id: sent.id })));
       expect(cases[0]).toBe('task');
       expect(last).toMatchObject({
         $case: 'statusUpdate',

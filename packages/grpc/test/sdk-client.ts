@@ -12,7 +12,7 @@ import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } 
 import { bearerTokens } from 'fastify-a2a';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoAgent } from '../../../test-support/agents.js';
-import { asSdkTask, message, rejection, request, textOf } from '../../../test-support/sdk-1.js';
+import { asSdkTask, message, rejection, request, streamedCases, textOf } from '../../../test-support/sdk-1.js';
 import { nextId, type Served, type StoreFixture, serve, waitFor } from './helpers.js';
 
 /** A gRPC client made the way an application makes one: from the agent's URL, preferring GRPC. */
@@ -68,12 +68,7 @@ export function sdkGrpcSuite(store: StoreFixture): void {
     });
 
     it('streams a message: the Task first, then artifact chunks, through the final status', async () => {
-      const cases: string[] = [];
-      let last: unknown;
-      for await (const event of client.sendMessageStream(request({ message: message('a b c') }))) {
-        cases.push(event.payload?.$case ?? 'none');
-        last = event.payload;
-      }
+      const { cases, last } = await streamedCases(client.sendMessageStream(request({ message: message('a b c') })));
       expect(cases[0]).toBe('task');
       expect(cases.filter((c) => c === 'artifactUpdate').length).toBe(5);
       expect(last).toMatchObject({
