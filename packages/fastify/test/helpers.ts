@@ -1,20 +1,17 @@
-import type { A2AStore, AgentExecutorLike, JsonRpcResponse, Message, Part } from '@fastify-a2a/core';
+import { Writable } from 'node:stream';
+import type { A2AStore, AgentExecutorLike, JsonRpcResponse, Part } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import Fastify, { type FastifyInstance } from 'fastify';
+import { nextId } from '../../../test-support/helpers.js';
 import { type A2APluginOptions, a2aPlugin } from '../src/index.js';
+
+export { asTask, listen, nextId, userMessage, waitFor } from '../../../test-support/helpers.js';
 
 export const testCard = {
   name: 'Test agent',
   description: 'An agent for tests.',
   version: '1.0.0',
 } as const;
-
-let counter = 0;
-export const nextId = (prefix = 'm'): string => `${prefix}-${Date.now().toString(36)}-${++counter}`;
-
-export function userMessage(text: string, extra: Partial<Message> = {}): Message {
-  return { kind: 'message', role: 'user', messageId: nextId('msg'), parts: [{ kind: 'text', text }], ...extra };
-}
 
 export function rpcBody(
   method: string,
@@ -82,21 +79,6 @@ export function parseSse(body: string): SseEvent[] {
 export const textParts = (parts: Part[] | undefined): string =>
   (parts ?? []).map((p) => (p.kind === 'text' ? p.text : '')).join('');
 
-/** Polls `probe` until it returns a truthy value or `timeoutMs` passes. */
-export async function waitFor<T>(
-  probe: () => Promise<T> | T,
-  timeoutMs = 5000,
-  what = 'condition',
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
 /** Reads SSE events from a fetch Response as they arrive. */
 export async function* readSse(response: Response): AsyncGenerator<SseEvent> {
   if (!response.body) throw new Error('no body');
@@ -115,14 +97,6 @@ export async function* readSse(response: Response): AsyncGenerator<SseEvent> {
   }
 }
 
-/** Starts the app on an ephemeral loopback port and returns its base URL. */
-export async function listen(app: FastifyInstance): Promise<string> {
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return `http://127.0.0.1:${address.port}`;
-}
-
 export function postSse(
   url: string,
   body: unknown,
@@ -135,4 +109,26 @@ export function postSse(
     body: JSON.stringify(body),
     ...(signal ? { signal } : {}),
   });
+}
+
+/** POSTs `payload` as JSON to the app's JSON-RPC endpoint (`/a2a`) with `headers`, in process. */
+export function postJson(app: FastifyInstance, payload: unknown, headers: Record<string, string> = {}) {
+  return app.inject({
+    method: 'POST',
+    url: '/a2a',
+    headers: { 'content-type': 'application/json', ...headers },
+    payload: JSON.stringify(payload),
+  });
+}
+
+/** Fastify logger options at `level` writing into `lines`, for tests that read what was logged. */
+export function capturedLogger(level = 'warn'): { logger: { level: string; stream: Writable }; lines: string[] } {
+  const lines: string[] = [];
+  const stream = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(chunk.toString());
+      done();
+    },
+  });
+  return { logger: { level, stream }, lines };
 }

@@ -7,7 +7,7 @@ import { MemoryStore } from '@fastify-a2a/store-memory';
 import { SqliteStore } from '@fastify-a2a/store-sqlite';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { echoAgent } from '../../../examples/demo/src/agents.js';
+import { echoAgent } from '../../../test-support/agents.js';
 import { a2aPlugin } from '../src/index.js';
 import { buildApp, listen, rpcBody, type TestApp, testCard, userMessage } from './helpers.js';
 

@@ -6,14 +6,15 @@
  */
 
 import { ClientFactory as Client03Factory } from '@a2a-js/sdk/client';
-import { Role, type Message as SdkMessage, type Task as SdkTask, TaskState } from '@a2a-js/sdk-1';
+import { TaskState } from '@a2a-js/sdk-1';
 import { type Client, ClientFactory, ClientFactoryOptions } from '@a2a-js/sdk-1/client';
 import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk-1/errors';
 import type { Task } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { echoAgent } from '../../../examples/demo/src/agents.js';
+import { echoAgent } from '../../../test-support/agents.js';
+import { asSdkTask, message, rejection, request, streamedCases, textOf } from '../../../test-support/sdk-1.js';
 import { a2aPlugin } from '../src/index.js';
 import { listen, nextId, userMessage, waitFor } from './helpers.js';
 
@@ -41,45 +42,6 @@ afterAll(async () => {
   await app.close();
 });
 
-function text(value: string) {
-  return { content: { $case: 'text' as const, value }, metadata: undefined, filename: '', mediaType: '' };
-}
-
-function message(value: string, extra: Partial<SdkMessage> = {}): SdkMessage {
-  return {
-    messageId: nextId('sdk1'),
-    contextId: '',
-    taskId: '',
-    role: Role.ROLE_USER,
-    parts: [text(value)],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-    ...extra,
-  };
-}
-
-/** The SDK's request objects have every proto field; tests give the ones they mean. */
-const request = (fields: object): never => ({ tenant: '', ...fields }) as never;
-
-function textOf(parts: SdkMessage['parts'] | undefined): string {
-  return (parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
-}
-
-function asTask(result: SdkMessage | SdkTask): SdkTask {
-  if (!('status' in result)) throw new Error(`expected a Task, got ${JSON.stringify(result)}`);
-  return result;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected the call to fail');
-    },
-    (error: unknown) => error,
-  );
-}
-
 describe.each(['JSONRPC', 'HTTP+JSON'] as const)(
   '@a2a-js/sdk 1.3.0 client over %s, no compatibility mode',
   (transport) => {
@@ -104,7 +66,7 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)(
 
     it('sends a blocking message and gets the completed task', async () => {
       const from = seen.length;
-      const task = asTask(await client.sendMessage(request({ message: message('hello from sdk 1.3') })));
+      const task = asSdkTask(await client.sendMessage(request({ message: message('hello from sdk 1.3') })));
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(textOf(task.artifacts[0]?.parts)).toBe('hello from sdk 1.3');
       expectTransport(from);
@@ -112,12 +74,7 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)(
 
     it('streams a message: the Task first, then updates, through the final status', async () => {
       const from = seen.length;
-      const cases: string[] = [];
-      let last: unknown;
-      for await (const event of client.sendMessageStream(request({ message: message('a b c') }))) {
-        cases.push(event.payload?.$case ?? 'none');
-        last = event.payload;
-      }
+      const { cases, last } = await streamedCases(client.sendMessageStream(request({ message: message('a b c') })));
       expect(cases[0]).toBe('task');
       expect(cases.filter((c) => c === 'artifactUpdate')).toHaveLength(5);
       expect(last).toMatchObject({
@@ -128,7 +85,7 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)(
     });
 
     it('gets a task with historyLength', async () => {
-      const sent = asTask(await client.sendMessage(request({ message: message('remember me') })));
+      const sent = asSdkTask(await client.sendMessage(request({ message: message('remember me') })));
       const got = await client.getTask(request({ id: sent.id, historyLength: 1 }));
       expect(got.id).toBe(sent.id);
       expect(got.history).toHaveLength(1);
@@ -139,7 +96,7 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)(
       const contextId = nextId('sdk1-ctx');
       const ids: string[] = [];
       for (let i = 0; i < 3; i++)
-        ids.push(asTask(await client.sendMessage(request({ message: message(`n${i}`, { contextId }) }))).id);
+        ids.push(asSdkTask(await client.sendMessage(request({ message: message(`n${i}`, { contextId }) }))).id);
       // `status: TASK_STATE_UNSPECIFIED` (0), as generated code sends an unset enum: no filter (proto3).
       const first = await client.listTasks(
         request({ contextId, pageSize: 2, status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: '' }),
@@ -155,7 +112,7 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)(
     });
 
     it('cancels a running task; a second cancel is TaskNotCancelableError; an unknown task TaskNotFoundError', async () => {
-      const sent = asTask(
+      const sent = asSdkTask(
         await client.sendMessage(
           request({
             message: message('sleep:60000'),
@@ -177,7 +134,7 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)(
     });
 
     it('subscribes to a running task and follows it to the end; a finished task is UnsupportedOperationError (§3.1.6)', async () => {
-      const sent = asTask(
+      const sent = asSdkTask(
         await client.sendMessage(
           request({
             message: message('sleep:400'),
@@ -189,12 +146,7 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)(
           }),
         ),
       );
-      const cases: string[] = [];
-      let last: unknown;
-      for await (const event of client.resubscribeTask(request({ id: sent.id }))) {
-        cases.push(event.payload?.$case ?? 'none');
-        last = event.payload;
-      }
+      const { cases, last } = await streamedCases(client.resubscribeTask(request({ id: sent.id })));
       expect(cases[0]).toBe('task');
       expect(last).toMatchObject({
         $case: 'statusUpdate',
@@ -205,10 +157,10 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)(
     });
 
     it('answers an input-required task with a follow-up carrying its taskId', async () => {
-      const asked = asTask(await client.sendMessage(request({ message: message('ask:What is your name?') })));
+      const asked = asSdkTask(await client.sendMessage(request({ message: message('ask:What is your name?') })));
       expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
       expect(textOf(asked.status?.message?.parts)).toBe('What is your name?');
-      const done = asTask(await client.sendMessage(request({ message: message('Ada', { taskId: asked.id }) })));
+      const done = asSdkTask(await client.sendMessage(request({ message: message('Ada', { taskId: asked.id }) })));
       expect(done.id).toBe(asked.id);
       expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(textOf(done.artifacts[0]?.parts)).toBe('You answered: Ada');
@@ -227,7 +179,9 @@ describe('the 0.3.14 client and the 1.3.0 client on one store', () => {
     expect(created.status.state).toBe('input-required');
     const read = await current.getTask(request({ id: created.id }));
     expect(read.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
-    const answered = asTask(await current.sendMessage(request({ message: message('teal', { taskId: created.id }) })));
+    const answered = asSdkTask(
+      await current.sendMessage(request({ message: message('teal', { taskId: created.id }) })),
+    );
     expect(answered.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     const seenByOld = await old.getTask({ id: created.id });
     expect(seenByOld.status.state).toBe('completed');

@@ -21,13 +21,13 @@ import {
 import type { Task } from '@fastify-a2a/core';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { demoCard, echoAgent } from '../../../examples/demo/src/agents.js';
+import { echoAgent, echoCard } from '../../../test-support/agents.js';
 import { a2aPlugin, bearerTokens } from '../src/index.js';
 import { listen, nextId, textParts, userMessage } from './helpers.js';
 
 let app: FastifyInstance;
 let base: string;
-const card = demoCard('echo');
+const card = echoCard();
 const memberSkill = { id: 'whoami', name: 'Who am I', description: 'Says who you are.', tags: ['auth'] };
 
 beforeAll(async () => {

@@ -11,7 +11,7 @@ import type { AgentExecutorLike, Message, Task } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { demoCard, echoAgent } from '../../../examples/demo/src/agents.js';
+import { echoAgent, echoCard } from '../../../test-support/agents.js';
 import { a2aPlugin } from '../src/index.js';
 import { listen, textParts, userMessage, waitFor } from './helpers.js';
 
@@ -31,9 +31,9 @@ function recordRequests(target: FastifyInstance, into: () => string[]): void {
 beforeAll(async () => {
   app = Fastify();
   recordRequests(app, () => requests);
-  await app.register(a2aPlugin, { agentCard: demoCard('echo'), executor: echoAgent, store: storeA, retention: false });
+  await app.register(a2aPlugin, { agentCard: echoCard(), executor: echoAgent, store: storeA, retention: false });
   await app.register(a2aPlugin, {
-    agentCard: { ...demoCard('echo'), name: 'shouter' },
+    agentCard: { ...echoCard(), name: 'shouter' },
     executor: async (turn) => turn.complete(turn.text.toUpperCase()),
     store: 'memory:',
     prefix: '/agents/shouter',
@@ -183,7 +183,7 @@ describe.each(transports)('@a2a-js/sdk 0.3.14 client over $name', (transport) =>
     const seen: string[] = [];
     recordRequests(replyApp, () => seen);
     await replyApp.register(a2aPlugin, {
-      agentCard: demoCard('echo'),
+      agentCard: echoCard(),
       executor: async (turn) => turn.reply(`re: ${turn.text}`),
     });
     try {
@@ -219,7 +219,7 @@ describe.each(transports)('@a2a-js/sdk 0.3.14 client over $name', (transport) =>
         const seen: string[] = [];
         recordRequests(worker, () => seen);
         await worker.register(a2aPlugin, {
-          agentCard: demoCard('echo'),
+          agentCard: echoCard(),
           executor,
           store: storeUrl,
           workerId,

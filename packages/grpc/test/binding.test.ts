@@ -14,7 +14,7 @@ import { SqliteStore } from '@fastify-a2a/store-sqlite';
 import { status } from '@grpc/grpc-js';
 import { apiKeys, bearerTokens } from 'fastify-a2a';
 import { afterEach, describe, expect, it } from 'vitest';
-import { echoAgent } from '../../../examples/demo/src/agents.js';
+import { echoAgent } from '../../../test-support/agents.js';
 import { a2aServiceDefinition } from '../src/index.js';
 import { nextId, type Served, serve, testCard, waitFor } from './helpers.js';
 import { collect, failureOf, type RawClient, rawClient, statusDetails } from './raw-client.js';

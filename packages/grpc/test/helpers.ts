@@ -1,16 +1,12 @@
-import type { A2AStore, AgentExecutorLike, Message } from '@fastify-a2a/core';
+import type { A2AStore, AgentExecutorLike } from '@fastify-a2a/core';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { type A2APluginOptions, a2aPlugin } from 'fastify-a2a';
+import { listen } from '../../../test-support/helpers.js';
 import { type GrpcServeOptions, type GrpcServer, serveGrpc } from '../src/index.js';
 
+export { nextId, waitFor } from '../../../test-support/helpers.js';
+
 export const testCard = { name: 'gRPC test agent', description: 'An agent for gRPC tests.', version: '1.0.0' } as const;
-
-let counter = 0;
-export const nextId = (prefix = 'm'): string => `${prefix}-${Date.now().toString(36)}-${++counter}`;
-
-export function userMessage(text: string, extra: Partial<Message> = {}): Message {
-  return { kind: 'message', role: 'user', messageId: nextId('msg'), parts: [{ kind: 'text', text }], ...extra };
-}
 
 /** What a test store fixture gives: a fresh store per app (each test closes its own). */
 export interface StoreFixture {
@@ -45,32 +41,15 @@ export async function serve(
     ...options,
   });
   const grpc = await serveGrpc(app, { port: 0, ...grpcOptions });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  if (address === null || typeof address === 'string') throw new Error('no port');
+  const base = await listen(app);
   return {
     app,
     grpc,
-    base: `http://127.0.0.1:${address.port}`,
+    base,
     store,
     close: async () => {
       await app.close();
       await store.close();
     },
   };
-}
-
-/** Polls `probe` until it returns a truthy value or `timeoutMs` passes. */
-export async function waitFor<T>(
-  probe: () => Promise<T> | T,
-  timeoutMs = 5000,
-  what = 'condition',
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
 }

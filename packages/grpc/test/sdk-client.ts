@@ -5,53 +5,15 @@
  * Run on every store (sdk-client.<store>.test.ts).
  */
 
-import { Role, type Message as SdkMessage, type Task as SdkTask, TaskState } from '@a2a-js/sdk-1';
+import { Role, TaskState } from '@a2a-js/sdk-1';
 import { type Client, ClientFactory, ClientFactoryOptions } from '@a2a-js/sdk-1/client';
 import { GrpcTransportFactory } from '@a2a-js/sdk-1/client/grpc';
 import { TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk-1/errors';
 import { bearerTokens } from 'fastify-a2a';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { echoAgent } from '../../../examples/demo/src/agents.js';
+import { echoAgent } from '../../../test-support/agents.js';
+import { asSdkTask, message, rejection, request, streamedCases, textOf } from '../../../test-support/sdk-1.js';
 import { nextId, type Served, type StoreFixture, serve, waitFor } from './helpers.js';
-
-function text(value: string) {
-  return { content: { $case: 'text' as const, value }, metadata: undefined, filename: '', mediaType: '' };
-}
-
-function message(value: string, extra: Partial<SdkMessage> = {}): SdkMessage {
-  return {
-    messageId: nextId('sdk-grpc'),
-    contextId: '',
-    taskId: '',
-    role: Role.ROLE_USER,
-    parts: [text(value)],
-    metadata: undefined,
-    extensions: [],
-    referenceTaskIds: [],
-    ...extra,
-  };
-}
-
-/** The SDK's request objects have every proto field; tests give the ones they mean. */
-const request = (fields: object): never => ({ tenant: '', ...fields }) as never;
-
-function textOf(parts: SdkMessage['parts'] | undefined): string {
-  return (parts ?? []).map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
-}
-
-function asTask(result: SdkMessage | SdkTask): SdkTask {
-  if (!('status' in result)) throw new Error(`expected a Task, got ${JSON.stringify(result)}`);
-  return result;
-}
-
-async function rejection(promise: Promise<unknown>): Promise<unknown> {
-  return promise.then(
-    () => {
-      throw new Error('expected the call to fail');
-    },
-    (error: unknown) => error,
-  );
-}
 
 /** A gRPC client made the way an application makes one: from the agent's URL, preferring GRPC. */
 async function grpcClient(base: string): Promise<Client> {
@@ -99,19 +61,14 @@ export function sdkGrpcSuite(store: StoreFixture): void {
     });
 
     it('sends a blocking message and gets the completed task with its artifact', async () => {
-      const task = asTask(await client.sendMessage(request({ message: message('hello over grpc') })));
+      const task = asSdkTask(await client.sendMessage(request({ message: message('hello over grpc') })));
       expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
       expect(textOf(task.artifacts[0]?.parts)).toBe('hello over grpc');
       expect(task.history[0]?.role).toBe(Role.ROLE_USER);
     });
 
     it('streams a message: the Task first, then artifact chunks, through the final status', async () => {
-      const cases: string[] = [];
-      let last: unknown;
-      for await (const event of client.sendMessageStream(request({ message: message('a b c') }))) {
-        cases.push(event.payload?.$case ?? 'none');
-        last = event.payload;
-      }
+      const { cases, last } = await streamedCases(client.sendMessageStream(request({ message: message('a b c') })));
       expect(cases[0]).toBe('task');
       expect(cases.filter((c) => c === 'artifactUpdate').length).toBe(5);
       expect(last).toMatchObject({
@@ -121,7 +78,7 @@ export function sdkGrpcSuite(store: StoreFixture): void {
     });
 
     it('gets a task, with historyLength limiting its history', async () => {
-      const sent = asTask(await client.sendMessage(request({ message: message('get me') })));
+      const sent = asSdkTask(await client.sendMessage(request({ message: message('get me') })));
       const got = await client.getTask(request({ id: sent.id }));
       expect(got).toMatchObject({ id: sent.id, contextId: sent.contextId });
       expect(got.status?.timestamp).toBeDefined();
@@ -134,7 +91,7 @@ export function sdkGrpcSuite(store: StoreFixture): void {
       const contextId = nextId('ctx');
       const ids: string[] = [];
       for (let i = 0; i < 5; i++) {
-        ids.push(asTask(await client.sendMessage(request({ message: message(`t${i}`, { contextId }) }))).id);
+        ids.push(asSdkTask(await client.sendMessage(request({ message: message(`t${i}`, { contextId }) }))).id);
       }
       const seen: string[] = [];
       let pageToken = '';
@@ -158,7 +115,7 @@ export function sdkGrpcSuite(store: StoreFixture): void {
     });
 
     it('cancels a running task; canceling it again is TaskNotCancelable', async () => {
-      const sent = asTask(
+      const sent = asSdkTask(
         await client.sendMessage(
           request({
             message: message('sleep:5000'),
@@ -175,7 +132,7 @@ export function sdkGrpcSuite(store: StoreFixture): void {
     });
 
     it('subscribes to a running task: its current state, then the events through the final one', async () => {
-      const sent = asTask(
+      const sent = asSdkTask(
         await client.sendMessage(
           request({
             message: message('sleep:400'),
@@ -202,10 +159,10 @@ export function sdkGrpcSuite(store: StoreFixture): void {
     });
 
     it('input-required answers the send; a follow-up with the taskId resumes and completes the task', async () => {
-      const asked = asTask(await client.sendMessage(request({ message: message('ask:Your name?') })));
+      const asked = asSdkTask(await client.sendMessage(request({ message: message('ask:Your name?') })));
       expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
       expect(textOf(asked.status?.message?.parts)).toBe('Your name?');
-      const answered = asTask(
+      const answered = asSdkTask(
         await client.sendMessage(
           request({ message: message('Ada', { taskId: asked.id, contextId: asked.contextId }) }),
         ),
@@ -216,7 +173,7 @@ export function sdkGrpcSuite(store: StoreFixture): void {
     });
 
     it('creates, gets, lists and deletes push notification configs', async () => {
-      const task = asTask(await client.sendMessage(request({ message: message('ask:push?') })));
+      const task = asSdkTask(await client.sendMessage(request({ message: message('ask:push?') })));
       const config = {
         tenant: '',
         id: 'hook-1',
@@ -270,7 +227,7 @@ export function sdkGrpcSuite(store: StoreFixture): void {
     });
 
     it('serves the caller: the agent sees the principal, and another principal’s task is not found', async () => {
-      const mine = asTask(await client.sendMessage(request({ message: message('whoami') }), asAlice));
+      const mine = asSdkTask(await client.sendMessage(request({ message: message('whoami') }), asAlice));
       expect(textOf(mine.status?.message?.parts)).toBe('You are alice.');
       expect(await rejection(client.getTask(request({ id: mine.id }), asBob))).toBeInstanceOf(TaskNotFoundError);
     });

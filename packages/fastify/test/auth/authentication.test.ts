@@ -7,9 +7,9 @@
 
 import type { AgentExecutor, JsonRpcResponse, Task } from '@fastify-a2a/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { echoAgent } from '../../../../examples/demo/src/agents.js';
+import { echoAgent } from '../../../../test-support/agents.js';
 import { apiKeys, bearerTokens, CredentialsRejected } from '../../src/index.js';
-import { buildApp, rpcBody, type TestApp, userMessage } from '../helpers.js';
+import { buildApp, postJson, rpcBody, type TestApp, userMessage } from '../helpers.js';
 import { protoMessage, rest } from '../rest-helpers.js';
 
 /** Answers with the id of the caller its turn was started by. */
@@ -32,19 +32,10 @@ afterEach(async () => {
   t = undefined;
 });
 
-function post(app: TestApp['app'], payload: unknown, headers: Record<string, string> = {}) {
-  return app.inject({
-    method: 'POST',
-    url: '/a2a',
-    headers: { 'content-type': 'application/json', ...headers },
-    payload: JSON.stringify(payload),
-  });
-}
-
 describe('bearer tokens', () => {
   it('refuses a JSON-RPC call without credentials: 401, a Bearer challenge, and a JSON-RPC error naming what to send', async () => {
     t = await buildApp(whoAmI, { authenticate: bearerTokens(TOKENS) });
-    const res = await post(t.app, rpcBody('message/send', { message: userMessage('hi') }));
+    const res = await postJson(t.app, rpcBody('message/send', { message: userMessage('hi') }));
     expect(res.statusCode).toBe(401);
     expect(res.headers['www-authenticate']).toBe('Bearer realm="a2a"');
     const body = res.json() as JsonRpcResponse;
@@ -56,7 +47,9 @@ describe('bearer tokens', () => {
 
   it('refuses a wrong token with error="invalid_token", without echoing it, and logs nothing of it', async () => {
     t = await buildApp(whoAmI, { authenticate: bearerTokens(TOKENS) });
-    const res = await post(t.app, rpcBody('tasks/get', { id: 'x' }), { authorization: 'Bearer not-a-token-at-all' });
+    const res = await postJson(t.app, rpcBody('tasks/get', { id: 'x' }), {
+      authorization: 'Bearer not-a-token-at-all',
+    });
     expect(res.statusCode).toBe(401);
     expect(res.headers['www-authenticate']).toBe('Bearer realm="a2a", error="invalid_token"');
     expect(res.body).not.toContain('not-a-token-at-all');
@@ -67,14 +60,14 @@ describe('bearer tokens', () => {
 
   it('refuses other Authorization schemes as missing credentials', async () => {
     t = await buildApp(whoAmI, { authenticate: bearerTokens(TOKENS) });
-    const res = await post(t.app, rpcBody('tasks/get', { id: 'x' }), { authorization: 'Basic YWxpY2U6cHc=' });
+    const res = await postJson(t.app, rpcBody('tasks/get', { id: 'x' }), { authorization: 'Basic YWxpY2U6cHc=' });
     expect(res.statusCode).toBe(401);
     expect(res.json()).toMatchObject({ error: { message: expect.stringMatching(/^Authentication required/) } });
   });
 
   it('accepts a known token (scheme name in any case) and the agent sees the caller as turn.caller', async () => {
     t = await buildApp(whoAmI, { authenticate: bearerTokens(TOKENS) });
-    const res = await post(t.app, rpcBody('message/send', { message: userMessage('hi') }), {
+    const res = await postJson(t.app, rpcBody('message/send', { message: userMessage('hi') }), {
       authorization: 'bearer   token-of-bob-0123456789',
     });
     expect(res.statusCode).toBe(200);
@@ -85,7 +78,7 @@ describe('bearer tokens', () => {
 
   it('answers a 1.0 JSON-RPC client with 1.0 error details', async () => {
     t = await buildApp(whoAmI, { authenticate: bearerTokens(TOKENS) });
-    const res = await post(t.app, rpcBody('GetTask', { id: 'x' }), { 'a2a-version': '1.0' });
+    const res = await postJson(t.app, rpcBody('GetTask', { id: 'x' }), { 'a2a-version': '1.0' });
     expect(res.statusCode).toBe(401);
     expect(res.json()).toMatchObject({
       error: {
@@ -127,7 +120,7 @@ describe('bearer tokens', () => {
 
   it('refuses a stream before it starts: 401 JSON, not an event stream', async () => {
     t = await buildApp(echoAgent, { authenticate: bearerTokens(TOKENS) });
-    const res = await post(t.app, rpcBody('message/stream', { message: userMessage('hi') }), {
+    const res = await postJson(t.app, rpcBody('message/stream', { message: userMessage('hi') }), {
       accept: 'text/event-stream',
     });
     expect(res.statusCode).toBe(401);
@@ -169,7 +162,7 @@ describe('API keys and several schemes', () => {
     t = await buildApp(whoAmI, {
       authenticate: [bearerTokens(TOKENS), apiKeys({ 'key-of-carol-0123456789': 'carol' }, { header: 'X-Agent-Key' })],
     });
-    const missing = await post(t.app, rpcBody('tasks/get', { id: 'x' }));
+    const missing = await postJson(t.app, rpcBody('tasks/get', { id: 'x' }));
     expect(missing.statusCode).toBe(401);
     expect(missing.headers['www-authenticate']).toEqual(['Bearer realm="a2a"', 'ApiKey header="X-Agent-Key"']);
     expect(missing.json()).toMatchObject({
@@ -178,13 +171,13 @@ describe('API keys and several schemes', () => {
           'Authentication required: send an "Authorization: Bearer <token>" header or the API key in the header "X-Agent-Key".',
       },
     });
-    const wrongKey = await post(t.app, rpcBody('tasks/get', { id: 'x' }), { 'x-agent-key': 'nope' });
+    const wrongKey = await postJson(t.app, rpcBody('tasks/get', { id: 'x' }), { 'x-agent-key': 'nope' });
     expect(wrongKey.statusCode).toBe(401);
     expect(wrongKey.headers['www-authenticate']).toEqual([
       'Bearer realm="a2a"',
       'ApiKey header="X-Agent-Key", error="invalid_token"',
     ]);
-    const carol = await post(t.app, rpcBody('message/send', { message: userMessage('hi') }), {
+    const carol = await postJson(t.app, rpcBody('message/send', { message: userMessage('hi') }), {
       'x-agent-key': 'key-of-carol-0123456789',
     });
     expect((carol.json() as { result: Task }).result.status.message?.parts[0]).toMatchObject({
@@ -230,14 +223,14 @@ describe('a function of the application', () => {
         return { id: 'dana', roles: ['reader'] };
       },
     });
-    const missing = await post(t.app, rpcBody('tasks/get', { id: 'x' }));
+    const missing = await postJson(t.app, rpcBody('tasks/get', { id: 'x' }));
     expect(missing.statusCode).toBe(401);
     expect(missing.headers['www-authenticate']).toBe('ApiKey cookie="sid"');
     expect(missing.json().error.message).toBe('Authentication required: send the API key in the cookie "sid".');
-    const expired = await post(t.app, rpcBody('tasks/get', { id: 'x' }), { cookie: 'sid=old' });
+    const expired = await postJson(t.app, rpcBody('tasks/get', { id: 'x' }), { cookie: 'sid=old' });
     expect(expired.json().error.message).toBe('Authentication failed: the session expired; sign in again.');
     expect(expired.headers['www-authenticate']).toBe('ApiKey cookie="sid", error="invalid_token"');
-    const ok = await post(t.app, rpcBody('message/send', { message: userMessage('hi') }), {
+    const ok = await postJson(t.app, rpcBody('message/send', { message: userMessage('hi') }), {
       cookie: 'sid=dana-session',
     });
     expect(ok.json().result.status.message.parts[0].text).toBe('caller=dana roles=reader via=JSONRPC/0.3');
@@ -253,7 +246,7 @@ describe('a function of the application', () => {
         throw new Error('connection to ldap://10.0.0.7 refused');
       },
     });
-    const res = await post(t.app, rpcBody('tasks/get', { id: 'x' }), alice);
+    const res = await postJson(t.app, rpcBody('tasks/get', { id: 'x' }), alice);
     expect(res.statusCode).toBe(500);
     expect(res.body).not.toContain('10.0.0.7');
     expect(res.json()).toMatchObject({ error: { code: -32603 } });
@@ -261,7 +254,7 @@ describe('a function of the application', () => {
 
   it('a principal without an id is the application’s bug: a 500, never an anonymous pass', async () => {
     t = await buildApp(whoAmI, { authenticate: () => ({ name: 'x' }) as never });
-    const res = await post(t.app, rpcBody('message/send', { message: userMessage('hi') }));
+    const res = await postJson(t.app, rpcBody('message/send', { message: userMessage('hi') }));
     expect(res.statusCode).toBe(500);
   });
 });
@@ -269,7 +262,7 @@ describe('a function of the application', () => {
 describe('without authenticate', () => {
   it('the agent sees an anonymous caller and the card declares no schemes', async () => {
     t = await buildApp(whoAmI);
-    const res = await post(t.app, rpcBody('message/send', { message: userMessage('hi') }), alice);
+    const res = await postJson(t.app, rpcBody('message/send', { message: userMessage('hi') }), alice);
     expect(res.json().result.status.message.parts[0].text).toBe('caller=anonymous roles= via=JSONRPC/0.3');
     const card = (await t.app.inject({ method: 'GET', url: '/.well-known/agent-card.json' })).json();
     expect(card.securitySchemes).toBeUndefined();

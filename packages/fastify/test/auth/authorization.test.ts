@@ -3,13 +3,12 @@
  * logged) and the authenticated extended card (A2A §7.10 / 1.0 GetExtendedAgentCard).
  */
 
-import { Writable } from 'node:stream';
 import type { AgentCard } from '@fastify-a2a/core';
 import Fastify from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { echoAgent } from '../../../../examples/demo/src/agents.js';
+import { echoAgent } from '../../../../test-support/agents.js';
 import { a2aPlugin, bearerTokens, permissionDenied } from '../../src/index.js';
-import { buildApp, rpcBody, type TestApp, testCard, userMessage } from '../helpers.js';
+import { buildApp, capturedLogger, postJson, rpcBody, type TestApp, testCard, userMessage } from '../helpers.js';
 import { protoMessage, rest } from '../rest-helpers.js';
 
 const TOKENS = {
@@ -29,24 +28,15 @@ afterEach(async () => {
   t = undefined;
 });
 
-function post(app: TestApp['app'], payload: unknown, headers: Record<string, string> = {}) {
-  return app.inject({
-    method: 'POST',
-    url: '/a2a',
-    headers: { 'content-type': 'application/json', ...headers },
-    payload: JSON.stringify(payload),
-  });
-}
-
 describe('access rules', () => {
   it('a reader may read but not send: 403 with a JSON-RPC error naming the caller and operation, echoing the id', async () => {
     t = await buildApp(echoAgent, { authenticate: bearerTokens(TOKENS), accessRules: RULES });
-    const sent = await post(t.app, rpcBody('message/send', { message: userMessage('hi') }, 'r-1'), walt);
+    const sent = await postJson(t.app, rpcBody('message/send', { message: userMessage('hi') }, 'r-1'), walt);
     expect(sent.statusCode).toBe(200);
     const taskId = sent.json().result.id as string;
-    const read = await post(t.app, rpcBody('tasks/get', { id: taskId }), rita);
+    const read = await postJson(t.app, rpcBody('tasks/get', { id: taskId }), rita);
     expect(read.statusCode).toBe(200);
-    const denied = await post(t.app, rpcBody('message/send', { message: userMessage('hi') }, 'r-2'), rita);
+    const denied = await postJson(t.app, rpcBody('message/send', { message: userMessage('hi') }, 'r-2'), rita);
     expect(denied.statusCode).toBe(403);
     expect(denied.json()).toEqual({
       jsonrpc: '2.0',
@@ -57,13 +47,13 @@ describe('access rules', () => {
         data: { operation: 'sendMessage' },
       },
     });
-    const cancel = await post(t.app, rpcBody('tasks/cancel', { id: taskId }), rita);
+    const cancel = await postJson(t.app, rpcBody('tasks/cancel', { id: taskId }), rita);
     expect(cancel.statusCode).toBe(403);
   });
 
   it('refuses a stream with 403 JSON before any event', async () => {
     t = await buildApp(echoAgent, { authenticate: bearerTokens(TOKENS), accessRules: RULES });
-    const res = await post(t.app, rpcBody('message/stream', { message: userMessage('hi') }), {
+    const res = await postJson(t.app, rpcBody('message/stream', { message: userMessage('hi') }), {
       ...rita,
       accept: 'text/event-stream',
     });
@@ -73,7 +63,7 @@ describe('access rules', () => {
 
   it('answers 1.0 JSON-RPC with PERMISSION_DENIED details, and both HTTP+JSON versions with 403 in their formats', async () => {
     t = await buildApp(echoAgent, { authenticate: bearerTokens(TOKENS), accessRules: RULES });
-    const v10 = await post(
+    const v10 = await postJson(
       t.app,
       rpcBody('SendMessage', { message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: 'x' }] } }),
       { ...rita, 'a2a-version': '1.0' },
@@ -95,18 +85,8 @@ describe('access rules', () => {
   });
 
   it('logs each refusal with the principal and operation', async () => {
-    const lines: string[] = [];
-    const app = Fastify({
-      logger: {
-        level: 'warn',
-        stream: new Writable({
-          write(chunk, _enc, done) {
-            lines.push(chunk.toString());
-            done();
-          },
-        }),
-      },
-    });
+    const { logger, lines } = capturedLogger('warn');
+    const app = Fastify({ logger });
     await app.register(a2aPlugin, {
       agentCard: testCard,
       executor: echoAgent,
@@ -114,7 +94,7 @@ describe('access rules', () => {
       authenticate: bearerTokens(TOKENS),
       accessRules: RULES,
     });
-    const res = await post(app as never, rpcBody('tasks/cancel', { id: 'x' }), rita);
+    const res = await postJson(app as never, rpcBody('tasks/cancel', { id: 'x' }), rita);
     await app.close();
     expect(res.statusCode).toBe(403);
     const refusal = lines
@@ -147,13 +127,13 @@ describe('the authorize hook', () => {
         return true;
       },
     });
-    const ok = await post(t.app, rpcBody('message/send', { message: userMessage('fine') }), walt);
+    const ok = await postJson(t.app, rpcBody('message/send', { message: userMessage('fine') }), walt);
     expect(ok.statusCode).toBe(200);
-    const refused = await post(t.app, rpcBody('message/send', { message: userMessage('forbidden topic') }), walt);
+    const refused = await postJson(t.app, rpcBody('message/send', { message: userMessage('forbidden topic') }), walt);
     expect(refused.statusCode).toBe(403);
     expect(refused.json().error.message).toBe('Permission denied: messages about "forbidden" are not allowed here.');
     // The rules refused rita's send before the hook ran.
-    await post(t.app, rpcBody('message/send', { message: userMessage('x') }), rita);
+    await postJson(t.app, rpcBody('message/send', { message: userMessage('x') }), rita);
     expect(seen).toEqual(['walt:sendMessage', 'walt:sendMessage']);
   });
 });
@@ -165,7 +145,7 @@ describe('the authenticated extended card', () => {
 
   it('is -32007 when none is configured, and the public card says so', async () => {
     t = await buildApp(echoAgent, { authenticate: bearerTokens(TOKENS) });
-    const res = await post(t.app, rpcBody('agent/getAuthenticatedExtendedCard'), rita);
+    const res = await postJson(t.app, rpcBody('agent/getAuthenticatedExtendedCard'), rita);
     expect(res.json()).toMatchObject({ error: { code: -32007 } });
     const publicCard = (await t.app.inject({ method: 'GET', url: '/.well-known/agent-card.json' })).json();
     expect(publicCard.supportsAuthenticatedExtendedCard).toBe(false);
@@ -183,7 +163,7 @@ describe('the authenticated extended card', () => {
     expect(publicCard.capabilities.extendedAgentCard).toBe(true);
     expect(publicCard.skills.map((s: { id: string }) => s.id)).toEqual(['echo']);
 
-    const v03 = await post(t.app, rpcBody('agent/getAuthenticatedExtendedCard'), rita);
+    const v03 = await postJson(t.app, rpcBody('agent/getAuthenticatedExtendedCard'), rita);
     const extended = v03.json().result as AgentCard;
     expect(extended.skills.map((s) => s.id)).toEqual(['echo', 'admin']);
     expect(extended).toMatchObject({
@@ -195,7 +175,7 @@ describe('the authenticated extended card', () => {
       supportsAuthenticatedExtendedCard: true,
     });
 
-    const v10 = await post(t.app, rpcBody('GetExtendedAgentCard', {}), { ...rita, 'a2a-version': '1.0' });
+    const v10 = await postJson(t.app, rpcBody('GetExtendedAgentCard', {}), { ...rita, 'a2a-version': '1.0' });
     const card10 = v10.json().result;
     expect(card10.skills.map((s: { id: string }) => s.id)).toEqual(['echo', 'admin']);
     expect(card10.securitySchemes).toEqual({ bearer: { httpAuthSecurityScheme: { scheme: 'bearer' } } });
@@ -209,7 +189,7 @@ describe('the authenticated extended card', () => {
     expect(rest10.statusCode).toBe(200);
     expect(rest10.json().skills).toHaveLength(2);
 
-    const anonymous = await post(t.app, rpcBody('agent/getAuthenticatedExtendedCard'));
+    const anonymous = await postJson(t.app, rpcBody('agent/getAuthenticatedExtendedCard'));
     expect(anonymous.statusCode).toBe(401);
     const anonymousRest = await rest(t.app, 'GET', '/v1/card');
     expect(anonymousRest.statusCode).toBe(401);
@@ -224,8 +204,8 @@ describe('the authenticated extended card', () => {
         description: `For ${principal.id} (${request.headers['user-agent'] ?? 'no agent'}).`,
       }),
     });
-    const forRita = (await post(t.app, rpcBody('agent/getAuthenticatedExtendedCard'), rita)).json().result;
-    const forWalt = (await post(t.app, rpcBody('agent/getAuthenticatedExtendedCard'), walt)).json().result;
+    const forRita = (await postJson(t.app, rpcBody('agent/getAuthenticatedExtendedCard'), rita)).json().result;
+    const forWalt = (await postJson(t.app, rpcBody('agent/getAuthenticatedExtendedCard'), walt)).json().result;
     expect(forRita.skills).toHaveLength(1);
     expect(forWalt.skills).toHaveLength(2);
     expect(forWalt.description).toMatch(/^For walt \(/);

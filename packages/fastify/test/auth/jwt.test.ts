@@ -6,13 +6,12 @@
 import { createPublicKey, type JsonWebKey } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Writable } from 'node:stream';
 import type { AgentExecutor, Task } from '@fastify-a2a/core';
 import Fastify from 'fastify';
 import { type CryptoKey, exportJWK, generateKeyPair, type JWK, SignJWT, UnsecuredJWT } from 'jose';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { a2aPlugin, type JwtOptions, jwtBearer } from '../../src/index.js';
-import { buildApp, rpcBody, type TestApp, testCard, userMessage } from '../helpers.js';
+import { buildApp, capturedLogger, rpcBody, type TestApp, testCard, userMessage } from '../helpers.js';
 
 const ISSUER = 'https://idp.test.example';
 const AUDIENCE = 'urn:a2a:test-agent';
@@ -271,18 +270,8 @@ describe('jwtBearer with a key or a secret', () => {
   });
 
   it('warns at start-up when no audience is checked', async () => {
-    const lines: string[] = [];
-    const app = Fastify({
-      logger: {
-        level: 'warn',
-        stream: new Writable({
-          write(chunk, _enc, done) {
-            lines.push(chunk.toString());
-            done();
-          },
-        }),
-      },
-    });
+    const { logger, lines } = capturedLogger('warn');
+    const app = Fastify({ logger });
     await app.register(a2aPlugin, {
       agentCard: testCard,
       executor: whoAmI,

@@ -15,7 +15,7 @@ import { PostgresStore } from '@fastify-a2a/store-postgres';
 import { SqliteStore } from '@fastify-a2a/store-sqlite';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { demoCard, echoAgent } from '../../../../examples/demo/src/agents.js';
+import { echoAgent, echoCard } from '../../../../test-support/agents.js';
 import { withPostgres } from '../../../../test-support/postgres.js';
 import { type A2APluginOptions, a2aPlugin, bearerTokens, operatorTokens } from '../../src/index.js';
 import { listen, rpcBody, textParts, userMessage, waitFor } from '../helpers.js';
@@ -55,7 +55,7 @@ async function start(
   const app = Fastify({ logger: false });
   apps.push(app);
   await app.register(a2aPlugin, {
-    agentCard: demoCard('echo'),
+    agentCard: echoCard(),
     executor: echoAgent,
     store,
     retention: false,
@@ -116,14 +116,14 @@ describe('the monitor option', () => {
     apps.push(app);
     await expect(
       app.register(a2aPlugin, {
-        agentCard: demoCard('echo'),
+        agentCard: echoCard(),
         executor: echoAgent,
         monitor: {} as never,
       }),
     ).rejects.toThrow(/"monitor\.authorize" is required: the monitor shows every caller's tasks/);
     const off = Fastify({ logger: false });
     apps.push(off);
-    await off.register(a2aPlugin, { agentCard: demoCard('echo'), executor: echoAgent, retention: false });
+    await off.register(a2aPlugin, { agentCard: echoCard(), executor: echoAgent, retention: false });
     expect((await off.inject({ url: '/monitor/', headers: OPERATOR })).statusCode).toBe(404);
     expect((await off.inject({ url: '/monitor/events', headers: OPERATOR })).statusCode).toBe(404);
   });

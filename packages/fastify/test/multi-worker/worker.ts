@@ -11,7 +11,8 @@
 import { appendFileSync } from 'node:fs';
 import type { TurnContext } from '@fastify-a2a/core';
 import Fastify from 'fastify';
-import { demoCard, echoAgent, sleep } from '../../../../examples/demo/src/agents.js';
+import { echoAgent, echoCard, sleep } from '../../../../test-support/agents.js';
+import { serveAsChildProcess } from '../../../../test-support/child-server.js';
 import { a2aPlugin, operatorTokens } from '../../src/index.js';
 
 const workerId = process.env.WORKER_ID ?? `worker-${process.pid}`;
@@ -77,7 +78,7 @@ async function execute(turn: TurnContext): Promise<void> {
 
 const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'warn' } });
 await app.register(a2aPlugin, {
-  agentCard: demoCard('echo'),
+  agentCard: echoCard(),
   executor: execute,
   store: process.env.STORE_URL ?? 'memory:',
   workerId,
@@ -104,16 +105,4 @@ await app.register(a2aPlugin, {
         pushRetryDelaysMs: [200, 400, 800],
       }),
 });
-await app.listen({ host: '127.0.0.1', port: 0 });
-const address = app.server.address();
-process.stdout.write(`READY ${typeof address === 'object' && address ? address.port : 0}\n`);
-
-process.once('SIGTERM', () => {
-  app.close().then(
-    () => process.exit(0),
-    (error) => {
-      process.stderr.write(`close failed: ${(error as Error).message}\n`);
-      process.exit(1);
-    },
-  );
-});
+await serveAsChildProcess(app);

@@ -23,6 +23,7 @@ import type {
   TaskQueryParams,
   TaskState,
 } from '@fastify-a2a/core';
+import { waitFor } from '../helpers.js';
 import { sendRequestTo, sendResultFrom, streamItemFrom, taskFrom } from './proto-json.js';
 import * as v1 from './proto-json-1.0.js';
 
@@ -56,7 +57,8 @@ interface Dialect {
   stateName(state: TaskState): string;
 }
 
-const PROTO_STATES: Readonly<Record<TaskState, string>> = {
+/** Each task state as ProtoJSON names it (1.0's spelling; 0.3's REST spells canceled with two Ls). */
+export const PROTO_STATES: Readonly<Record<TaskState, string>> = {
   submitted: 'TASK_STATE_SUBMITTED',
   working: 'TASK_STATE_WORKING',
   'input-required': 'TASK_STATE_INPUT_REQUIRED',
@@ -159,6 +161,12 @@ function dialectOf(version: Version, headers: Readonly<Record<string, string>>):
 export type Failure = { ok: false; code: number; message: string };
 export type Outcome<T> = { ok: true; result: T } | Failure;
 
+/** The result of a call the test expects to succeed; fails the test with the error otherwise. */
+export function ok<T>(outcome: Outcome<T>): T {
+  if (!outcome.ok) throw new Error(`expected a result, got error ${outcome.code}: ${outcome.message}`);
+  return outcome.result;
+}
+
 export interface StreamItem {
   /** The SSE event id: the sequence number of the event in the task's log. */
   id: string | undefined;
@@ -200,6 +208,18 @@ export interface ProtocolClient {
   getExtendedCard(): Promise<Outcome<unknown>>;
   /** ListTasks; undefined where the binding and version have none (0.3's JSON-RPC). */
   listTasks(params: ListTasksParams): Promise<Outcome<ListTasksResult>> | undefined;
+}
+
+/** Polls tasks/get until the task reaches `state`, and returns it then. */
+export function waitForState(client: ProtocolClient, id: string, state: TaskState, timeoutMs = 5000): Promise<Task> {
+  return waitFor(
+    async () => {
+      const task = ok(await client.getTask({ id }));
+      return task.status.state === state ? task : undefined;
+    },
+    timeoutMs,
+    `task ${id} to be ${state}`,
+  );
 }
 
 // ---- HTTP ----

@@ -15,15 +15,21 @@ import {
   type Message,
   type MessageSendParams,
   type Part,
-  type StreamResult,
   type Task,
-  type TaskArtifactUpdateEvent,
   type TaskState,
   type TaskStatus,
   type TaskStatusUpdateEvent,
 } from '@fastify-a2a/core';
-
-type Json = Record<string, unknown>;
+import {
+  answerReaders,
+  array,
+  copyOptional,
+  type Json,
+  object,
+  ProtoJsonError,
+  ROLES,
+  string,
+} from './proto-json-reading.js';
 
 const STATES: Readonly<Record<string, TaskState>> = {
   TASK_STATE_SUBMITTED: 'submitted',
@@ -36,35 +42,6 @@ const STATES: Readonly<Record<string, TaskState>> = {
   TASK_STATE_AUTH_REQUIRED: 'auth-required',
   TASK_STATE_UNSPECIFIED: 'unknown',
 };
-
-const ROLES: Readonly<Record<string, Message['role']>> = { ROLE_USER: 'user', ROLE_AGENT: 'agent' };
-
-class ProtoJsonError extends Error {
-  override name = 'ProtoJson1Error';
-}
-
-function object(value: unknown, what: string): Json {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new ProtoJsonError(`${what}: expected an object, got ${JSON.stringify(value)}`);
-  }
-  if ('kind' in value) throw new ProtoJsonError(`${what}: A2A 1.0 has no "kind" member: ${JSON.stringify(value)}`);
-  return value as Json;
-}
-
-function array(value: unknown, what: string): unknown[] {
-  if (!Array.isArray(value)) throw new ProtoJsonError(`${what}: expected an array, got ${JSON.stringify(value)}`);
-  return value;
-}
-
-function string(value: unknown, what: string): string {
-  if (typeof value !== 'string') throw new ProtoJsonError(`${what}: expected a string, got ${JSON.stringify(value)}`);
-  return value;
-}
-
-function copyOptional<T extends object>(target: T, from: Json, keys: readonly string[]): T {
-  for (const key of keys) if (from[key] !== undefined) (target as Json)[key] = from[key];
-  return target;
-}
 
 // ---- reading answers (1.0 ProtoJSON → the 0.3 JSON model) ----
 
@@ -157,36 +134,9 @@ function statusUpdateFrom(wire: unknown): TaskStatusUpdateEvent {
   return copyOptional(out, event, ['metadata']);
 }
 
-function artifactUpdateFrom(wire: unknown): TaskArtifactUpdateEvent {
-  const event = object(wire, 'artifactUpdate');
-  const out: TaskArtifactUpdateEvent = {
-    kind: 'artifact-update',
-    taskId: string(event.taskId, 'artifactUpdate.taskId'),
-    contextId: string(event.contextId, 'artifactUpdate.contextId'),
-    artifact: artifactFrom(event.artifact, 'artifactUpdate.artifact'),
-  };
-  return copyOptional(out, event, ['append', 'lastChunk', 'metadata']);
-}
-
-export function sendResultFrom(wire: unknown): Task | Message {
-  const result = object(wire, 'SendMessageResponse');
-  const members = Object.keys(result);
-  if (members.length !== 1) throw new ProtoJsonError(`SendMessageResponse: expected one of task, message: ${members}`);
-  if (result.task !== undefined) return taskFrom(result.task);
-  if (result.message !== undefined) return messageFrom(result.message);
-  throw new ProtoJsonError(`SendMessageResponse: expected task or message, got ${members}`);
-}
-
-export function streamItemFrom(wire: unknown): StreamResult {
-  const item = object(wire, 'StreamResponse');
-  const members = Object.keys(item);
-  if (members.length !== 1) throw new ProtoJsonError(`StreamResponse: expected exactly one member, got ${members}`);
-  if (item.task !== undefined) return taskFrom(item.task);
-  if (item.message !== undefined) return messageFrom(item.message);
-  if (item.statusUpdate !== undefined) return statusUpdateFrom(item.statusUpdate);
-  if (item.artifactUpdate !== undefined) return artifactUpdateFrom(item.artifactUpdate);
-  throw new ProtoJsonError(`StreamResponse: unknown member ${members}`);
-}
+const answers = answerReaders({ taskFrom, messageFrom, statusUpdateFrom, artifactFrom });
+export const sendResultFrom = answers.sendResultFrom;
+export const streamItemFrom = answers.streamItemFrom;
 
 // ---- writing requests (the 0.3 JSON model → 1.0 ProtoJSON) ----
 

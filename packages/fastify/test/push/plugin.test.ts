@@ -10,7 +10,7 @@ import type { A2AStore, StoreCapabilities, Task } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
-import { demoCard, echoAgent } from '../../../../examples/demo/src/agents.js';
+import { echoAgent, echoCard } from '../../../../test-support/agents.js';
 import { type A2APluginOptions, a2aPlugin, bearerTokens } from '../../src/index.js';
 import { buildApp, listen, rpcBody, testCard, userMessage, waitFor } from '../helpers.js';
 import { startWebhookReceiver, type WebhookReceiver } from './receiver.js';
@@ -138,7 +138,7 @@ describe.each(transports)('@a2a-js/sdk 0.3.14 push API over $name', (transport) 
     const app = Fastify({ logger: false });
     apps.push(app);
     await app.register(a2aPlugin, {
-      agentCard: demoCard('echo'),
+      agentCard: echoCard(),
       executor: echoAgent,
       store: 'memory:',
       retention: false,

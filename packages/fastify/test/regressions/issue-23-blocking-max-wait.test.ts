@@ -4,43 +4,21 @@
  * task as it is (not terminal), and the client follows it up by polling. Every store, both
  * bindings, both versions; a retried send waits no longer than a first one.
  */
-import type { Message, Task } from '@fastify-a2a/core';
 import Fastify from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
-import { sleep } from '../../../../examples/demo/src/agents.js';
+import { describe, expect, it } from 'vitest';
+import { sleep } from '../../../../test-support/agents.js';
 import { a2aPlugin } from '../../src/index.js';
-import { listen, testCard, textParts, userMessage, waitFor } from '../helpers.js';
-import { lifecycleStores } from '../lifecycle/stores.js';
-import { type Outcome, protocolClient } from '../protocol/client.js';
+import { asTask, testCard, textParts, userMessage } from '../helpers.js';
+import { ok, protocolClient, waitForState } from '../protocol/client.js';
+import { BINDING_VERSIONS, issueStoreUrls, serveAtUrl } from './issue-23-stores.js';
 
-const stores = lifecycleStores('a2a_max_wait');
+const stores = issueStoreUrls('a2a_max_wait');
 const MAX_WAIT_MS = 300;
 const TURN_MS = 1500;
 
-let close: (() => Promise<void>) | undefined;
-afterEach(async () => {
-  await close?.();
-  close = undefined;
-});
-
-function ok<T>(outcome: Outcome<T>): T {
-  if (!outcome.ok) throw new Error(`expected a result, got error ${outcome.code}: ${outcome.message}`);
-  return outcome.result;
-}
-
-function asTask(value: Task | Message): Task {
-  if (value.kind !== 'task') throw new Error(`expected a Task, got ${JSON.stringify(value)}`);
-  return value;
-}
-
 /** `slow`: works for TURN_MS, then completes; anything else completes at once. */
-async function serve(store: string) {
-  const app = Fastify({ logger: false });
-  await app.register(a2aPlugin, {
-    agentCard: testCard,
-    store,
-    retention: false,
-    drainTimeoutMs: 100,
+async function serve(store: string): Promise<string> {
+  const { base } = await serveAtUrl(store, {
     blockingSendMaxWaitMs: MAX_WAIT_MS,
     executor: async (turn) => {
       if (turn.text === 'slow') {
@@ -50,17 +28,11 @@ async function serve(store: string) {
       await turn.complete(`done: ${turn.text}`);
     },
   });
-  const base = await listen(app);
-  close = () => app.close();
   return base;
 }
 
-const combos = (['JSONRPC', 'HTTP+JSON'] as const).flatMap((binding) =>
-  (['0.3', '1.0'] as const).map((version) => ({ binding, version })),
-);
-
 describe.each(stores)('blockingSendMaxWaitMs on $name', (store) => {
-  it.each(combos)(
+  it.each(BINDING_VERSIONS)(
     '$binding $version: a long turn answers with the working task, which then completes',
     async ({ binding, version }) => {
       const client = protocolClient(binding, await serve(store.fresh()), version);
@@ -78,19 +50,12 @@ describe.each(stores)('blockingSendMaxWaitMs on $name', (store) => {
       expect(retried.status.state).toBe('working');
 
       // The follow-up the docs describe: poll the task until it settles.
-      const done = await waitFor(
-        async () => {
-          const current = ok(await client.getTask({ id: task.id }));
-          return current.status.state === 'completed' ? current : undefined;
-        },
-        10_000,
-        'the task to complete',
-      );
+      const done = await waitForState(client, task.id, 'completed', 10_000);
       expect(textParts(done.status.message?.parts)).toBe('done: slow');
     },
   );
 
-  it.each(combos)(
+  it.each(BINDING_VERSIONS)(
     '$binding $version: a turn shorter than the wait answers completed, as without the option',
     async ({ binding, version }) => {
       const client = protocolClient(binding, await serve(store.fresh()), version);

@@ -19,10 +19,7 @@ import { type A2APluginOptions, a2aPlugin, apiKeys, bearerTokens } from '../../s
 import { testCard, userMessage } from '../helpers.js';
 import { protocolClient } from '../protocol/client.js';
 import { agentCardSchema0_3, agentCardSchema1_0 } from './card-schemas.js';
-import { issueStores, serveOn } from './issue-23-stores.js';
-
-const BINDINGS = ['JSONRPC', 'HTTP+JSON'] as const;
-const VERSIONS = ['0.3', '1.0'] as const;
+import { BINDINGS, issueStores, serveOn, VERSIONS } from './issue-23-stores.js';
 
 const ajv = new Ajv({ allErrors: true, strict: false });
 const validate0_3: ValidateFunction = ajv.compile(agentCardSchema0_3);

@@ -19,7 +19,7 @@ import { PostgresStore } from '@fastify-a2a/store-postgres';
 import { SqliteStore } from '@fastify-a2a/store-sqlite';
 import Fastify from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
-import { demoCard, echoAgent } from '../../../../examples/demo/src/agents.js';
+import { echoAgent, echoCard } from '../../../../test-support/agents.js';
 import { withPostgres } from '../../../../test-support/postgres.js';
 import { a2aPlugin } from '../../src/index.js';
 import { rpcBody, textParts, userMessage, waitFor } from '../helpers.js';
@@ -114,7 +114,7 @@ describe('Memory: a plugin starting under a worker id whose previous process lef
     const app = Fastify();
     try {
       await app.register(a2aPlugin, {
-        agentCard: demoCard('echo'),
+        agentCard: echoCard(),
         executor: echoAgent,
         store,
         workerId: 'w1',

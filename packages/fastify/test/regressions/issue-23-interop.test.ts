@@ -14,10 +14,7 @@ import { describe, expect, it } from 'vitest';
 import { a2aPlugin } from '../../src/index.js';
 import { listen, nextId, testCard, textParts, userMessage } from '../helpers.js';
 import { protocolClient } from '../protocol/client.js';
-import { issueStores, serveOn } from './issue-23-stores.js';
-
-const BINDINGS = ['JSONRPC', 'HTTP+JSON'] as const;
-const VERSIONS = ['0.3', '1.0'] as const;
+import { BINDINGS, issueStores, serveOn, VERSIONS } from './issue-23-stores.js';
 
 /** A 0.3 message/send or 1.0 SendMessage JSON-RPC body with one text part. */
 function rpcSend(version: '0.3' | '1.0', text: string, messageId = nextId('m')): Record<string, unknown> {

@@ -5,57 +5,31 @@
  * both bindings, both versions. (The runtime tests with an injected clock are in
  * packages/core/test/runtime/interrupted-expiry.test.ts.)
  */
-import type { Message, Task } from '@fastify-a2a/core';
+import type { Task } from '@fastify-a2a/core';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { a2aPlugin } from '../../src/index.js';
-import { listen, rpcBody, testCard, textParts, userMessage, waitFor } from '../helpers.js';
-import { lifecycleStores } from '../lifecycle/stores.js';
-import { type Outcome, protocolClient } from '../protocol/client.js';
+import { asTask, rpcBody, testCard, textParts, userMessage, waitFor } from '../helpers.js';
+import { ok, protocolClient, waitForState } from '../protocol/client.js';
+import { BINDING_VERSIONS, issueStoreUrls, serveAtUrl } from './issue-23-stores.js';
 
-const stores = lifecycleStores('a2a_expiry');
+const stores = issueStoreUrls('a2a_expiry');
 const TTL_MS = 300;
 const EXPIRED = /^Expired: the task waited in input-required for more than 300 ms without an answer/;
 
-const apps: FastifyInstance[] = [];
-afterEach(async () => {
-  for (const app of apps.splice(0)) await app.close();
-});
-
-function ok<T>(outcome: Outcome<T>): T {
-  if (!outcome.ok) throw new Error(`expected a result, got error ${outcome.code}: ${outcome.message}`);
-  return outcome.result;
-}
-
-function asTask(value: Task | Message): Task {
-  if (value.kind !== 'task') throw new Error(`expected a Task, got ${JSON.stringify(value)}`);
-  return value;
-}
-
 /** `ask` pauses in input-required; a reply completes. */
-async function serve(store: string, ttlMs = TTL_MS): Promise<{ app: FastifyInstance; base: string }> {
-  const app = Fastify({ logger: false });
-  await app.register(a2aPlugin, {
-    agentCard: testCard,
-    store,
-    retention: false,
-    drainTimeoutMs: 100,
+function serve(store: string, ttlMs = TTL_MS): Promise<{ app: FastifyInstance; base: string }> {
+  return serveAtUrl(store, {
     interruptedExpiry: { ttlMs, sweepIntervalMs: 50 },
     executor: async (turn) => {
       if (turn.text === 'ask') await turn.requireInput('Which one?');
       else await turn.complete('done');
     },
   });
-  apps.push(app);
-  return { app, base: await listen(app) };
 }
 
-const combos = (['JSONRPC', 'HTTP+JSON'] as const).flatMap((binding) =>
-  (['0.3', '1.0'] as const).map((version) => ({ binding, version })),
-);
-
 describe.each(stores)('interruptedExpiry on $name', (store) => {
-  it.each(combos)(
+  it.each(BINDING_VERSIONS)(
     '$binding $version: an unanswered input-required task ends failed with the reason',
     async ({ binding, version }) => {
       const client = protocolClient(binding, (await serve(store.fresh())).base, version);
@@ -77,14 +51,7 @@ describe.each(stores)('interruptedExpiry on $name', (store) => {
       );
       expect(done.status.state).toBe('completed');
 
-      const expired = await waitFor(
-        async () => {
-          const task = ok(await client.getTask({ id: asked.id }));
-          return task.status.state === 'failed' ? task : undefined;
-        },
-        5000,
-        'the task to expire',
-      );
+      const expired = await waitForState(client, asked.id, 'failed');
       expect(textParts(expired.status.message?.parts)).toMatch(EXPIRED);
       // A terminal task takes no reply.
       const late = await client.sendMessage({ message: userMessage('red', { taskId: asked.id }) });
@@ -98,14 +65,7 @@ describe.each(stores)('interruptedExpiry on $name', (store) => {
     const asked = asTask(
       ok(await client.sendMessage({ message: userMessage('ask'), configuration: { blocking: true } })),
     );
-    const expired = await waitFor(
-      async () => {
-        const task = ok(await client.getTask({ id: asked.id }));
-        return task.status.state === 'failed' ? task : undefined;
-      },
-      5000,
-      'the task to expire',
-    );
+    const expired = await waitForState(client, asked.id, 'failed');
     expect(textParts(expired.status.message?.parts)).toMatch(/more than 300.5 ms/);
   });
 

@@ -11,9 +11,9 @@ import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { a2aPlugin } from '../../src/index.js';
 import { listen, postSse, readSse, rpcBody, type SseEvent, testCard, userMessage, waitFor } from '../helpers.js';
-import { lifecycleStores } from '../lifecycle/stores.js';
+import { issueStoreUrls } from './issue-23-stores.js';
 
-const stores = lifecycleStores('a2a_shutdown');
+const stores = issueStoreUrls('a2a_shutdown');
 
 /** Ignores its abort for `stopMs`, as an agent in a long call does: it outlives any drain. */
 function stubbornAgent(stopMs: number): AgentExecutorLike {

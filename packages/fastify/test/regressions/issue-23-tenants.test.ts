@@ -6,26 +6,15 @@
  * bindings; tenants are A2A 1.0's.
  */
 import Fastify from 'fastify';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { type A2APluginOptions, a2aPlugin } from '../../src/index.js';
-import { listen, nextId, testCard } from '../helpers.js';
-import { lifecycleStores } from '../lifecycle/stores.js';
+import { nextId, testCard } from '../helpers.js';
+import { issueStoreUrls, serveAtUrl } from './issue-23-stores.js';
 
-const stores = lifecycleStores('a2a_tenants');
-
-let close: (() => Promise<void>) | undefined;
-afterEach(async () => {
-  await close?.();
-  close = undefined;
-});
+const stores = issueStoreUrls('a2a_tenants');
 
 async function serve(store: string, options: Partial<A2APluginOptions> = {}): Promise<string> {
-  const app = Fastify({ logger: false });
-  await app.register(a2aPlugin, {
-    agentCard: testCard,
-    store,
-    retention: false,
-    drainTimeoutMs: 100,
+  const { base } = await serveAtUrl(store, {
     pushNotifications: true,
     // The webhook host below "resolves" to a public address: no DNS in tests.
     pushResolver: async () => [{ address: '93.184.216.34' }],
@@ -35,8 +24,6 @@ async function serve(store: string, options: Partial<A2APluginOptions> = {}): Pr
     },
     ...options,
   });
-  const base = await listen(app);
-  close = () => app.close();
   return base;
 }
 

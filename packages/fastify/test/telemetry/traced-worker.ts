@@ -6,6 +6,7 @@
  */
 import { trace } from '@opentelemetry/api';
 import Fastify from 'fastify';
+import { serveAsChildProcess } from '../../../../test-support/child-server.js';
 import { a2aPlugin } from '../../src/index.js';
 import { FileSpanExporter, installTracing } from './otel.js';
 
@@ -30,16 +31,4 @@ await app.register(a2aPlugin, {
   pushPollIntervalMs: Number(process.env.PUSH_POLL_INTERVAL_MS ?? 50),
   pushThrottleMs: 0,
 });
-await app.listen({ host: '127.0.0.1', port: 0 });
-const address = app.server.address();
-process.stdout.write(`READY ${typeof address === 'object' && address ? address.port : 0}\n`);
-
-process.once('SIGTERM', () => {
-  app.close().then(
-    () => process.exit(0),
-    (error) => {
-      process.stderr.write(`close failed: ${(error as Error).message}\n`);
-      process.exit(1);
-    },
-  );
-});
+await serveAsChildProcess(app);

@@ -5,17 +5,18 @@
  * takes a missing field as its default, so the defaults the wire leaves out are put back first.
  */
 
-import type { ListTasksParams, MessageSendParams, TaskIdParams, TaskQueryParams, TaskState } from '@fastify-a2a/core';
+import type { ListTasksParams, MessageSendParams, TaskIdParams, TaskQueryParams } from '@fastify-a2a/core';
 import type { ServiceError } from '@grpc/grpc-js';
-import type {
-  Failure,
-  OpenStream,
-  Outcome,
-  ProtocolClient,
-  PushOperation,
-  StreamItem,
-  StreamOutcome,
-  Version,
+import {
+  type Failure,
+  type OpenStream,
+  type Outcome,
+  PROTO_STATES,
+  type ProtocolClient,
+  type PushOperation,
+  type StreamItem,
+  type StreamOutcome,
+  type Version,
 } from '../../../fastify/test/protocol/client.js';
 import * as v1 from '../../../fastify/test/protocol/proto-json-1.0.js';
 import type { ListenerBinding } from '../../../fastify/test/protocol/suite.js';
@@ -23,18 +24,6 @@ import { serveGrpc } from '../../src/index.js';
 import { type RawClient, rawClient, statusDetails } from '../raw-client.js';
 
 type Json = Record<string, unknown>;
-
-const STATES: Readonly<Record<TaskState, string>> = {
-  submitted: 'TASK_STATE_SUBMITTED',
-  working: 'TASK_STATE_WORKING',
-  'input-required': 'TASK_STATE_INPUT_REQUIRED',
-  completed: 'TASK_STATE_COMPLETED',
-  canceled: 'TASK_STATE_CANCELED',
-  failed: 'TASK_STATE_FAILED',
-  rejected: 'TASK_STATE_REJECTED',
-  'auth-required': 'TASK_STATE_AUTH_REQUIRED',
-  unknown: 'TASK_STATE_UNSPECIFIED',
-};
 
 /** The A2A code of a failed call, from the ErrorInfo reason of its status details (as the 1.0 REST client reads it). */
 function failureOf(error: ServiceError): Failure {
@@ -182,7 +171,7 @@ export class GrpcClient implements ProtocolClient {
 
   listTasks(params: ListTasksParams) {
     const request: Json = { ...params };
-    if (params.status !== undefined) request.status = STATES[params.status];
+    if (params.status !== undefined) request.status = PROTO_STATES[params.status];
     return this.#call('ListTasks', request, (wire) => {
       const { tasks = [], nextPageToken = '', pageSize = 0, totalSize = 0 } = wire;
       return {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll } from 'vitest';
-import { multiWorkerGrpcSuite } from './multi-worker.js';
+import { multiWorkerGrpcSuite } from './grpc-workers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'a2a-grpc-workers-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

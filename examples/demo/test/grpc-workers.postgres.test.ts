@@ -1,5 +1,5 @@
 import { withPostgres } from '../../../test-support/postgres.js';
-import { multiWorkerGrpcSuite } from './multi-worker.js';
+import { multiWorkerGrpcSuite } from './grpc-workers.js';
 
 const pg = withPostgres('a2a_grpc_workers');
 

@@ -7,8 +7,8 @@
 
 import type { Task } from '@fastify-a2a/core';
 import { describe, expect, it } from 'vitest';
-import { freePort, type RunningDemo, rpc, startDemo, userMessage } from '../../../examples/demo/test/demo-process.js';
-import { collect, rawClient } from './raw-client.js';
+import { collect, rawClient } from '../../../packages/grpc/test/raw-client.js';
+import { freePort, type RunningDemo, rpc, startDemo, userMessage } from './demo-process.js';
 
 async function twoWorkers(store: string): Promise<{ a: RunningDemo; b: RunningDemo; grpcA: string; grpcB: string }> {
   const ports = [await freePort(), await freePort()];
