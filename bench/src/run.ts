@@ -232,7 +232,7 @@ async function prepareOnce(entry: BenchEntry): Promise<void> {
 /** One server's turn in a round: a fresh process, the send window, the get window, stopped. */
 async function measureInRound(entry: BenchEntry, round: number): Promise<RoundServerResult> {
   const { spec } = entry;
-  const result: RoundServerResult = { name: spec.name };
+  const result: RoundServerResult = { name: spec.name, label: spec.label, kind: entry.kind };
   let server: ServerProcess | undefined;
   try {
     await prepareOnce(entry);
@@ -240,7 +240,12 @@ async function measureInRound(entry: BenchEntry, round: number): Promise<RoundSe
     const url = `${server.url}/a2a`;
     const connections = config.connections;
     if (onlyScenarios.includes('send')) {
-      result.send = await measuredWindow(server, { url, body: sendBody(config.echoText), connections, verify: sendVerify(spec) });
+      result.send = await measuredWindow(server, {
+        url,
+        body: sendBody(config.echoText),
+        connections,
+        verify: sendVerify(spec),
+      });
       logWindow(`round ${round} ${spec.name}`, 'message/send', result.send);
     }
     if (onlyScenarios.includes('get')) {
@@ -272,7 +277,12 @@ async function runRounds(entries: BenchEntry[]): Promise<RoundResult[]> {
     console.log(`round ${round} of ${config.rounds}`);
     const servers: RoundServerResult[] = [];
     for (const entry of entries) servers.push(await measureInRound(entry, round));
-    rounds.push({ round, servers, loadAvg: { start: loadStart, end: loadavg()[0] ?? 0 }, wallMs: Date.now() - startedAt });
+    rounds.push({
+      round,
+      servers,
+      loadAvg: { start: loadStart, end: loadavg()[0] ?? 0 },
+      wallMs: Date.now() - startedAt,
+    });
   }
   return rounds;
 }
@@ -622,7 +632,9 @@ async function main(): Promise<void> {
       prepare: () => prepareSdkPostgres(sdkSchema),
     },
   ];
-  const entries = [...others, ...(await fastifyA2aEntries(tmp))].sort((a, b) => ROUND_ORDER.indexOf(a.spec.name) - ROUND_ORDER.indexOf(b.spec.name));
+  const entries = [...others, ...(await fastifyA2aEntries(tmp))].sort(
+    (a, b) => ROUND_ORDER.indexOf(a.spec.name) - ROUND_ORDER.indexOf(b.spec.name),
+  );
   const selected = entries.filter(({ spec }) =>
     profile ? spec.name === profileServer : !onlyServers || onlyServers.includes(spec.name),
   );

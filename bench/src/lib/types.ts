@@ -74,6 +74,8 @@ export interface WindowResult {
 
 export interface RoundServerResult {
   name: string;
+  label: string;
+  kind: ServerResult['kind'];
   send?: WindowResult;
   get?: WindowResult;
   error?: string;
