@@ -10,7 +10,7 @@
 
 import { randomUUID } from 'node:crypto';
 import Fastify from 'fastify';
-import { fail, LISTEN, rssReport, serve, wantsGc } from './common.js';
+import { listenAndServe, rssReport, wantsGc } from './common.js';
 
 interface TextPart {
   kind: 'text';
@@ -84,10 +84,4 @@ app.post('/a2a', async (request) => {
   return { jsonrpc: '2.0', id, error: { code: -32601, message: 'Method not found' } };
 });
 
-try {
-  await app.listen(LISTEN);
-  const address = app.server.address();
-  serve(typeof address === 'object' && address ? address.port : 0, () => app.close());
-} catch (error) {
-  fail(error);
-}
+await listenAndServe(app);
