@@ -1,7 +1,7 @@
 /** RESULTS.md's tables of the alternating rounds: medians per server, ratios with their per-round range. */
 
 import { fmt } from './env.js';
-import { compare, comparisonText, type RoundSummary, summarize } from './rounds.js';
+import { compare, comparisonText, type RoundSummary, summarize, windowsOf } from './rounds.js';
 import { durablePeerOf } from './targets.js';
 import type { RoundScenario, RunResult, ServerResult } from './types.js';
 
@@ -21,8 +21,10 @@ function roundTable(result: RunResult, scenario: RoundScenario, title: string, w
   for (const server of roundServers(result)) {
     const summary: RoundSummary | undefined = summarize(result, server.name, scenario);
     if (!summary) {
+      // Failed to start or answer in every round, or no response completed within any window.
+      const failed = windowsOf(result, server.name, scenario).every((window) => window === undefined);
       lines.push(
-        `| ${server.label} | – | ${roundHeads.map(() => '–').join(' | ')} | – | – | – | – | – | – | – | failed |`,
+        `| ${server.label} | – | ${roundHeads.map(() => '–').join(' | ')} | – | – | – | – | – | – | – | ${failed ? 'failed' : 'no response in any window'} |`,
       );
       continue;
     }
