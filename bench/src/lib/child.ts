@@ -1,6 +1,6 @@
 /** Starts a bench server as a separate Node process (its RSS is its own) and talks to it. */
 
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { build, type Plugin } from 'esbuild';
@@ -14,6 +14,38 @@ export interface ServerSpec {
   /** Entry point under bench/src/servers. */
   entry: string;
   env?: Record<string, string>;
+  /** Run with stdout discarded: for a server that logs every request (what it writes still costs it the write). */
+  discardStdout?: boolean;
+}
+
+/** CPU time a process has used so far, in ms, from /proc/<pid>/stat (all its threads). */
+export interface CpuTime {
+  userMs: number;
+  systemMs: number;
+}
+
+/** The kernel's clock ticks per second, the unit of /proc/<pid>/stat's utime and stime. */
+const CLOCK_TICKS_PER_SECOND = (() => {
+  try {
+    const ticks = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    return Number.isFinite(ticks) && ticks > 0 ? ticks : 100;
+  } catch {
+    return 100; // USER_HZ is 100 on every Linux architecture Node runs on
+  }
+})();
+
+/** utime and stime of process `pid` (NaN when it cannot be read: not Linux, or the process is gone). */
+export function processCpuTime(pid: number): CpuTime {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name (field 2) is in parentheses and may hold spaces: count fields after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const msPerTick = 1000 / CLOCK_TICKS_PER_SECOND;
+    // Fields 14 and 15 of proc(5); fields[0] is field 3 (state).
+    return { userMs: Number(fields[11]) * msPerTick, systemMs: Number(fields[12]) * msPerTick };
+  } catch {
+    return { userMs: Number.NaN, systemMs: Number.NaN };
+  }
 }
 
 export interface StartOptions {
@@ -112,7 +144,7 @@ export class ServerProcess {
       : ['--expose-gc', await compiledEntry(spec.entry)];
     const child = spawn(process.execPath, args, {
       cwd: BENCH_DIR,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+      stdio: ['ignore', spec.discardStdout ? 'ignore' : 'inherit', 'inherit', 'ipc'],
       env: {
         ...process.env,
         ...spec.env,
@@ -152,6 +184,11 @@ export class ServerProcess {
     } catch {
       return Number.NaN;
     }
+  }
+
+  /** The server's CPU time so far (see {@link processCpuTime}): read before and after a window. */
+  cpuTime(): CpuTime {
+    return processCpuTime(this.pid);
   }
 
   /** Records a named process.hrtime mark in the child (for the profile window). */

@@ -1,41 +1,17 @@
 /** bench/RESULTS.md from one run's results: a table per scenario, ratios, and the issue's targets. */
 
 import { fmt, machineLine, ratio, settingsLine } from './env.js';
-import { type TargetKind, whyMissed } from './explanations.js';
-import type { RunResult, SendResult, ServerResult } from './types.js';
+import { whyMissed } from './explanations.js';
+import { renderRounds } from './report-rounds.js';
+import { compare, comparisonText, summarize } from './rounds.js';
+import { evaluateTargets, type Measured, perStream, readBindingShares, sustainedGrowth } from './targets.js';
+import type { RunResult } from './types.js';
 
 const MB = 1024 * 1024;
 const mb = (bytes: number | undefined): string => (bytes === undefined ? '–' : fmt(bytes / MB, 1));
 const kb = (bytes: number | undefined): string => (bytes === undefined ? '–' : fmt(bytes / 1024, 1));
 
-/** Memory after a GC at the end of the measured message/send window and of the sustain window after it. */
-export function sustainedGrowth(
-  send: SendResult | undefined,
-): { rss: [number, number]; heap: [number, number]; rssPct: number; heapPct: number } | undefined {
-  if (!send?.sustain) return undefined;
-  const a = send.after;
-  const b = send.sustain.after;
-  return {
-    rss: [a.rss, b.rss],
-    heap: [a.heapUsed, b.heapUsed],
-    rssPct: ((b.rss - a.rss) / a.rss) * 100,
-    heapPct: ((b.heapUsed - a.heapUsed) / a.heapUsed) * 100,
-  };
-}
-
 const pct = (value: number): string => `${value >= 0 ? '+' : ''}${value.toFixed(1)} %`;
-
-/** Server bytes per open stream: RSS (after GC) with all open, minus before, over the number open. */
-export function perStream(server: ServerResult): { rss: number; heap: number; open: number } | undefined {
-  const s = server.streams;
-  if (!s?.whileOpen || s.load.openAtMeasure === 0) return undefined;
-  const open = s.load.openAtMeasure;
-  return {
-    rss: (s.whileOpen.rss - s.before.rss) / open,
-    heap: (s.whileOpen.heapUsed - s.before.heapUsed) / open,
-    open,
-  };
-}
 
 function errorsOf(load: { errors: { socket: number; timeouts: number; non2xx: number; badBody: number } }): string {
   const e = load.errors;
@@ -51,128 +27,74 @@ function errorsOf(load: { errors: { socket: number; timeouts: number; non2xx: nu
     .join(', ')})`;
 }
 
-type Verdict = 'met' | 'missed' | 'not measured';
+const signedMs = (ms: number): string => `${ms >= 0 ? '+' : '−'}${fmt(Math.abs(ms), 3)} ms`;
 
-interface Target {
-  kind: TargetKind;
-  target: string;
-  measured: string;
-  verdict: Verdict;
-}
+const verdictText = (m: Measured): string =>
+  m.verdict === 'met' ? '✅ met' : m.verdict === 'missed' ? '❌ missed' : '– not measured';
 
-/** The SDK peer on the same database as a fastify-a2a durable store (sqlite → sdk-sqlite), if any. */
-export function durablePeerOf(name: string): string | undefined {
-  return name === 'sqlite' ? 'sdk-sqlite' : name === 'postgres' ? 'sdk-postgres' : undefined;
-}
-
-export function evaluateTargets(result: RunResult): Target[] {
-  const by = (name: string) => result.servers.find((s) => s.name === name);
-  const targets: Target[] = [];
-  const throughput = (
-    kind: TargetKind,
-    name: 'memory' | 'sqlite' | 'postgres',
-    baseline: 'sdk' | 'sdk-sqlite' | 'sdk-postgres',
-    target: string,
-    factor: number,
-    p99Half: boolean,
-  ): void => {
-    const ours = by(name)?.send?.load;
-    const theirs = by(baseline)?.send?.load;
-    if (!ours || !theirs || ours.reqPerSec === 0 || theirs.reqPerSec === 0) {
-      const measured = by(name)?.error ?? (ours ? (by(baseline)?.error ?? `no ${baseline} result`) : 'no result');
-      targets.push({ kind, target, measured, verdict: 'not measured' });
-      return;
-    }
-    const r = ours.reqPerSec / theirs.reqPerSec;
-    const p99 = ours.latencyMs.p99 / theirs.latencyMs.p99;
-    const errors = Object.values(ours.errors).reduce((a, b) => a + b, 0);
-    const ok = r >= factor && (!p99Half || p99 <= 0.5) && errors === 0;
-    targets.push({
-      kind,
-      target,
-      measured: `${r.toFixed(2)}× req/s${p99Half ? `, p99 ${p99.toFixed(2)}× SDK` : ''}${errors ? `, ${errors} errors` : ''}`,
-      verdict: ok ? 'met' : 'missed',
-    });
-  };
-  throughput(
-    'send-memory',
-    'memory',
-    'sdk',
-    'memory store message/send ≥ 3× SDK in-memory req/s with p99 ≤ ½ SDK p99',
-    3,
-    true,
-  );
-  throughput('send-sqlite', 'sqlite', 'sdk', 'SQLite store message/send ≥ 2× SDK in-memory req/s', 2, false);
-  throughput(
-    'send-sqlite-peer',
-    'sqlite',
-    'sdk-sqlite',
-    "SQLite store message/send ≥ 3× the SDK's DatabaseTaskStore on SQLite",
-    3,
-    false,
-  );
-  throughput('send-postgres', 'postgres', 'sdk', 'Postgres store message/send ≥ 1× SDK in-memory req/s', 1, false);
-  throughput(
-    'send-postgres-peer',
-    'postgres',
-    'sdk-postgres',
-    "Postgres store message/send ≥ 3× the SDK's DatabaseTaskStore on Postgres",
-    3,
-    false,
-  );
-
-  for (const name of ['memory', 'sqlite', 'postgres']) {
-    const server = by(name);
-    const s = server?.streams;
-    const per = server ? perStream(server) : undefined;
-    const target = `10,000 concurrent SSE streams under 20 KB RSS each (${name})`;
-    if (!s || !per) {
-      targets.push({ kind: 'streams', target, measured: server?.error ?? 'no result', verdict: 'not measured' });
-      continue;
-    }
-    const allOpen = s.load.openAtMeasure === s.load.requested;
-    const allFinal = s.load.finals === s.load.requested && s.load.errors === 0;
-    const measured = `${fmt(s.load.openAtMeasure)} of ${fmt(s.load.requested)} open at once, ${kb(per.rss)} KB RSS each, ${fmt(s.load.finals)} finals, ${s.load.errors} errors`;
-    let verdict: Verdict;
-    if (per.rss >= 20 * 1024 || !allFinal || !allOpen) verdict = 'missed';
-    else verdict = s.load.requested >= 10_000 ? 'met' : 'not measured';
-    targets.push({
-      kind: 'streams',
-      target,
-      measured:
-        verdict === 'not measured' ? `${measured} (only ${fmt(s.load.requested)} streams in this run)` : measured,
-      verdict,
-    });
+/** The targets table, what `info` request logging costs, and for each missed target why and which profile share binds. */
+function renderTargets(result: RunResult, bindingShares: Map<string, string>): string[] {
+  const lines = [
+    '## Targets (issue 22)',
+    '',
+    'Throughput, latency and CPU targets from the medians of the alternating rounds (ratios of medians; the per-round range in brackets); memory targets from the once-per-server scenarios. Judged for the demo as users run it (**as shipped**: its push options, push on, pino logger at `warn`), with the **bare** configuration (logger off, push off) beside it.',
+    '',
+    '| target | as shipped | verdict | bare | verdict |',
+    '| --- | --- | --- | --- | --- |',
+  ];
+  const targets = evaluateTargets(result);
+  for (const t of targets) {
+    lines.push(
+      `| ${t.target} | ${t.shipped.text} | ${verdictText(t.shipped)} | ${t.bare.text} | ${verdictText(t.bare)} |`,
+    );
   }
-
-  for (const name of ['memory', 'sqlite', 'postgres']) {
-    const server = by(name);
-    const growth = sustainedGrowth(server?.send);
-    const target = `RSS flat after a sustained run (${name}: RSS after GC grows ≤ 10 % over a second message/send window)`;
-    if (!growth) {
-      targets.push({ kind: 'rss', target, measured: server?.error ?? 'no result', verdict: 'not measured' });
-      continue;
-    }
-    targets.push({
-      kind: 'rss',
-      target,
-      measured: `RSS ${mb(growth.rss[0])} → ${mb(growth.rss[1])} MB (${pct(growth.rssPct)}), heap ${mb(growth.heap[0])} → ${mb(growth.heap[1])} MB (${pct(growth.heapPct)})`,
-      verdict: growth.rssPct <= 10 ? 'met' : 'missed',
-    });
+  lines.push('');
+  const info = summarize(result, 'memory-info', 'send');
+  const shipped = summarize(result, 'memory', 'send');
+  if (info && shipped) {
+    const infoGet = summarize(result, 'memory-info', 'get');
+    const shippedGet = summarize(result, 'memory', 'get');
+    lines.push(
+      `**What \`info\` request logging costs** (memory-info, the demo as shipped with Fastify's request logs at \`info\`, two lines per request written to stdout, beside memory as shipped at \`warn\`): message/send at ${comparisonText(compare(result, 'memory-info', 'memory', 'send'))} the rate, server CPU per send ${fmt(info.cpuPerRequestMs, 3)} ms against ${fmt(shipped.cpuPerRequestMs, 3)} ms (${signedMs(info.cpuPerRequestMs - shipped.cpuPerRequestMs)})${
+        infoGet && shippedGet
+          ? `; tasks/get at ${comparisonText(compare(result, 'memory-info', 'memory', 'get'))} the rate, ${fmt(infoGet.cpuPerRequestMs, 3)} ms against ${fmt(shippedGet.cpuPerRequestMs, 3)} ms of CPU per request`
+          : ''
+      }.`,
+      '',
+    );
   }
-  return targets;
+  const missed = [
+    ...new Set(targets.filter((t) => t.shipped.verdict === 'missed' || t.bare.verdict === 'missed').map((t) => t.kind)),
+  ];
+  if (missed.length > 0) {
+    lines.push('### Why the missed targets are missed', '');
+    // Targets with the same explanation (the edge's four) share one paragraph, each with its own binding share.
+    const byExplanation = new Map<string, string[]>();
+    for (const kind of missed) {
+      const why = whyMissed(kind, result) ?? `**${kind}**.`;
+      byExplanation.set(why, [...(byExplanation.get(why) ?? []), kind]);
+    }
+    for (const [why, kinds] of byExplanation) {
+      const shares = kinds.map(
+        (kind) =>
+          `${kinds.length > 1 ? `${kind}: ` : ''}${bindingShares.get(kind) ?? `_not stated yet: bench/PROFILE.md gives it in a line \`binds ${kind}: …\`_`}`,
+      );
+      lines.push(`- ${why} Profile share that binds: ${shares.join('; ')}.`);
+    }
+    lines.push('');
+  }
+  return lines;
 }
 
-export function renderResults(result: RunResult): string {
+export function renderResults(result: RunResult, bindingShares = readBindingShares()): string {
   const c = result.config;
   const servers = result.servers;
   const by = (name: string) => servers.find((s) => s.name === name);
   const sdk = by('sdk');
-  const ceiling = by('ceiling');
   const lines: string[] = [];
   const push = (...l: string[]) => lines.push(...l);
 
-  push('# fastify-a2a benchmarks: against the official SDK and the raw-Fastify ceiling', '');
+  push('# fastify-a2a benchmarks: against the official SDK, a minimal A2A server and the raw-Fastify ceiling', '');
   push('Generated by `npm run bench` (bench/src/run.ts) from one run; do not edit by hand.', '');
   push(`- Date: ${result.date}`);
   push(`- Machine: ${machineLine(result.machine)}`);
@@ -180,7 +102,7 @@ export function renderResults(result: RunResult): string {
     `- Code: commit ${result.repo.commit}${result.repo.dirtyPaths.length > 0 ? ` plus uncommitted changes in ${result.repo.dirtyPaths.join(', ')} (others were editing; the numbers measure that working tree)` : ''}`,
   );
   push(
-    `- Mode: ${c.quick ? 'quick (BENCH_QUICK=1)' : 'full'}: ${c.durationS} s per load after a ${c.warmupS} s warm-up, ${c.connections} connections (autocannon, in the parent process); ${fmt(c.streams)} held streams of \`sleep:${c.holdMs}\`, at most ${c.openConcurrency} connecting at a time.`,
+    `- Mode: ${c.quick ? 'quick (BENCH_QUICK=1)' : 'full'}: ${c.rounds ?? 0} alternating rounds of message/send and tasks/get (every server in turn, the same order each round, a freshly started process each time), ${c.durationS} s per load after a ${c.warmupS} s warm-up, ${c.connections} connections (autocannon, in the parent process); ${fmt(c.streams)} held streams of \`sleep:${c.holdMs}\`, at most ${c.openConcurrency} connecting at a time.`,
   );
   push(
     `- Postgres: local server over loopback (${settingsLine(result.postgres)}); the store's default pool (pg \`max\` 10). SQLite: a file in a temp dir, the store's defaults (WAL, synchronous=NORMAL).`,
@@ -203,14 +125,15 @@ export function renderResults(result: RunResult): string {
     );
   }
   push(
-    '- Each server is a separate child process on its own loopback port, started and measured one after another (never two at once). RSS comes from the child (`/__rss`, after a full GC) or `/proc/<pid>/status`.',
+    '- Each server is a separate child process on its own loopback port, started and measured one after another (never two at once). RSS comes from the child (`/__rss`, after a full GC) or `/proc/<pid>/status`; server CPU from `/proc/<pid>/stat` (utime + stime) before and after each measured window.',
+    '- A fresh process per round rather than one process re-measured: every round then measures the same thing (an empty memory store, a cold JIT warmed the same way), so the spread between rounds is the machine drifting, not the server accumulating state; the durable stores keep their files and schemas across rounds, as a restarted deployment does. After the rounds, each server once more (not minimal, not memory-info) for the sustained-load, 1.0, gRPC and held-stream scenarios.',
     "- Every server runs as plain JavaScript under `node`: its entry is compiled with esbuild (the repository's packages bundled from their TypeScript sources, npm dependencies loaded from node_modules), not run through tsx, whose keep-names wrappers add about 4 KB of heap per held stream.",
   );
   push(
     '- The load generator shares the 2 cores with the server under test, so absolute numbers understate a real deployment; the ratios, measured in the same run, are what to read.',
   );
   push(
-    `- Servers: **ceiling** raw Fastify echoing the JSON-RPC body (SSE: one event, a final one after the sleep); **sdk** @a2a-js/sdk 0.3.14 \`DefaultRequestHandler\` + \`InMemoryTaskStore\` + express 5 with an executor emitting the same events as the demo echo agent;${peers.length > 0 ? ' **sdk-sqlite / sdk-postgres** @a2a-js/sdk 1.3.0 `DefaultRequestHandler` + `DatabaseTaskStore` + express 5 with its v0.3 compatibility layer on (`legacyCompat: { enabled: true }`, a card declaring a 0.3 JSON-RPC interface), so it gets the same 0.3 requests, and the same executor events in the 1.0 model (its request handler loads the task and upserts the whole row for each of them);' : ''} **memory / sqlite / postgres** fastify-a2a with the demo echo agent (examples/demo) on that store (default options, retention default).`,
+    `- Servers: **ceiling** raw Fastify echoing the JSON-RPC body (SSE: one event, a final one after the sleep); **sdk** @a2a-js/sdk 0.3.14 \`DefaultRequestHandler\` + \`InMemoryTaskStore\` + express 5 with an executor emitting the same events as the demo echo agent;${peers.length > 0 ? ' **sdk-sqlite / sdk-postgres** @a2a-js/sdk 1.3.0 `DefaultRequestHandler` + `DatabaseTaskStore` + express 5 with its v0.3 compatibility layer on (`legacyCompat: { enabled: true }`, a card declaring a 0.3 JSON-RPC interface), so it gets the same 0.3 requests, and the same executor events in the 1.0 model (its request handler loads the task and upserts the whole row for each of them);' : ''} **minimal** a minimal A2A server on Fastify (bench/src/servers/minimal.ts: Fastify parses the request, message/send builds the echo task and keeps it in a Map, tasks/get answers from the Map; no validation, logging, event log or SSE); **memory / sqlite / postgres** fastify-a2a with the demo echo agent (examples/demo) on that store as \`npm start\` configures it (the demo's plugin options, push notifications on) with a pino logger at \`warn\`; **memory-bare / sqlite-bare / postgres-bare** the same with logger off and push off; **memory-info** as shipped with Fastify's request logs at \`info\` (stdout discarded by the bench, the writes still made).`,
   );
   push(
     `- The echo message is "${c.echoText}": per message/send the task gets the Task, a working status, ${c.echoText.split(/(\s+)/).filter((w) => w !== '').length} artifact chunks and the completed status.`,
@@ -224,56 +147,9 @@ export function renderResults(result: RunResult): string {
     push('');
   }
 
-  push('## Targets (from the issue)', '');
-  push('| target | this run | verdict |', '| --- | --- | --- |');
-  const targets = evaluateTargets(result);
-  for (const t of targets) {
-    push(
-      `| ${t.target} | ${t.measured} | ${t.verdict === 'met' ? '✅ met' : t.verdict === 'missed' ? '❌ missed' : '– not measured'} |`,
-    );
-  }
-  push('');
-  const missed = [...new Set(targets.filter((t) => t.verdict === 'missed').map((t) => t.kind))];
-  if (missed.length > 0) {
-    push('### Why the missed targets are missed', '');
-    for (const kind of missed) {
-      const why = whyMissed(kind, result);
-      if (why) push(`- ${why}`);
-    }
-    push('');
-  }
+  push(...renderTargets(result, bindingShares));
+  push(...renderRounds(result));
 
-  const httpTable = (key: 'send' | 'get', title: string, what: string): void => {
-    push(`## ${title}`, '', what, '');
-    // "vs SDK DB": against the SDK's DatabaseTaskStore on the same database (only with the peer in the run).
-    const withPeer = servers.some((s) => s.kind === 'sdk-db');
-    push(
-      `| server | req/s | vs SDK | ${withPeer ? 'vs SDK DB (same DB) | ' : ''}vs ceiling | p50 ms | p99 ms | p99 vs SDK | errors | RSS before → after (MB) |`,
-      `| --- | ---: | ---: | ${withPeer ? '---: | ' : ''}---: | ---: | ---: | ---: | --- | --- |`,
-    );
-    const sdkLoad = sdk?.[key]?.load;
-    const ceilingLoad = ceiling?.[key]?.load;
-    for (const s of servers) {
-      const r = s[key];
-      if (!r) {
-        push(`| ${s.label} | – | – | ${withPeer ? '– | ' : ''}– | – | – | – | ${s.error ? 'failed' : 'not run'} | – |`);
-        continue;
-      }
-      const l = r.load;
-      const peerName = s.kind === 'sdk-db' ? s.name : durablePeerOf(s.name);
-      const peerLoad = peerName ? by(peerName)?.[key]?.load : undefined;
-      const vsPeer = withPeer ? `${ratio(l.reqPerSec, peerLoad?.reqPerSec)} | ` : '';
-      push(
-        `| ${s.label} | ${fmt(l.reqPerSec)} | ${ratio(l.reqPerSec, sdkLoad?.reqPerSec)} | ${vsPeer}${ratio(l.reqPerSec, ceilingLoad?.reqPerSec)} | ${fmt(l.latencyMs.p50, 1)} | ${fmt(l.latencyMs.p99, 1)} | ${ratio(l.latencyMs.p99, sdkLoad?.latencyMs.p99)} | ${errorsOf(l)} | ${mb(r.before.rss)} → ${mb(r.after.rss)} |`,
-      );
-    }
-    push('');
-  };
-  httpTable(
-    'send',
-    'message/send (blocking, echo agent)',
-    `Each request a fresh messageId (autocannon \`setupRequest\`); a response counts as an error unless it is the completed task. ${c.connections} connections, ${c.durationS} s.`,
-  );
   const topWaits = (name: string): string | undefined => {
     const waits = by(name)?.send?.postgresWaits;
     if (!waits || Object.keys(waits).length === 0) return undefined;
@@ -287,7 +163,7 @@ export function renderResults(result: RunResult): string {
   const peerWaits = topWaits('sdk-postgres');
   if (ourWaits || peerWaits) {
     push(
-      `What the Postgres backends waited on during message/send (pg_stat_activity every 100 ms; average number of active backends per wait event): ${[
+      `What the Postgres backends waited on during the once-per-server message/send window (pg_stat_activity every 100 ms; average number of active backends per wait event): ${[
         ourWaits ? `fastify-a2a's store ${ourWaits}` : '',
         peerWaits ? `the SDK's DatabaseTaskStore ${peerWaits}` : '',
       ]
@@ -336,12 +212,6 @@ export function renderResults(result: RunResult): string {
     );
   }
   push('');
-  httpTable(
-    'get',
-    'tasks/get (existing task)',
-    `The task created by one message/send. ${c.connections} connections, ${c.durationS} s.`,
-  );
-
   push('## Concurrent message/stream streams held open', '');
   push(
     `${fmt(c.streams)} \`message/stream\` requests of \`sleep:${c.holdMs}\`, opened by a raw http client and held until the agent completes them, on a freshly started server process (an empty store: with the tasks of the earlier scenarios, each stream's task would evict one and hide part of its cost). "KB per stream" is (RSS with all open − RSS before) / streams open, both after a full GC: the whole server-side cost of a stream (socket, request, task, turn, timers, store rows in memory). "KB per stream (heap)" is the same for the JS heap's live objects only; RSS also keeps what the heap and allocators grew to while the streams were opening, which the GC does not hand back.`,

@@ -5,8 +5,12 @@ import type { MachineInfo, RepoInfo } from './env.js';
 import type { HttpLoadResult, StreamLoadResult } from './load.js';
 
 export type ScenarioName = 'send' | 'send1' | 'grpc' | 'get' | 'streams';
+/** The scenarios measured in alternating rounds (the ones the throughput targets are judged by). */
+export type RoundScenario = 'send' | 'get';
 export interface RunConfig {
   quick: boolean;
+  /** Alternating rounds: every server of the run measured once per round, in the same order (absent in older results). */
+  rounds?: number;
   warmupS: number;
   durationS: number;
   connections: number;
@@ -54,11 +58,55 @@ export interface StreamsResult {
   after: RssReport;
 }
 
+/** Server CPU over one measured window, from /proc/<pid>/stat (the server process only: not a database server's). */
+export interface ServerCpu {
+  userMs: number;
+  systemMs: number;
+  /** (user + system) / responses completed in the window. */
+  perRequestMs: number;
+}
+
+/** One measured load window of a round, with the server's CPU over it. */
+export interface WindowResult {
+  load: HttpLoadResult;
+  cpu: ServerCpu;
+}
+
+export interface RoundServerResult {
+  name: string;
+  label: string;
+  kind: ServerResult['kind'];
+  send?: WindowResult;
+  get?: WindowResult;
+  error?: string;
+}
+
+/** One round: every server, one after another, each a freshly started process. */
+export interface RoundResult {
+  round: number;
+  servers: RoundServerResult[];
+  /** The machine's 1-minute load average when the round started and ended. */
+  loadAvg: { start: number; end: number };
+  wallMs: number;
+}
+
+/**
+ * How a fastify-a2a server is configured: shipped is the demo as `npm start` runs it (its push
+ * options, push on) with the pino logger at `warn`; bare is logger off, push off; info is shipped
+ * with Fastify's request logs at `info`.
+ */
+export type Configuration = 'shipped' | 'bare' | 'info';
+
 export interface ServerResult {
   name: string;
   label: string;
-  /** sdk: @a2a-js/sdk 0.3.14 in memory; sdk-db: @a2a-js/sdk 1.3.0 with its DatabaseTaskStore. */
-  kind: 'ceiling' | 'sdk' | 'sdk-db' | 'fastify-a2a';
+  /**
+   * sdk: @a2a-js/sdk 0.3.14 in memory; sdk-db: @a2a-js/sdk 1.3.0 with its DatabaseTaskStore;
+   * minimal: the minimal A2A server on Fastify (bench/src/servers/minimal.ts).
+   */
+  kind: 'ceiling' | 'minimal' | 'sdk' | 'sdk-db' | 'fastify-a2a';
+  /** fastify-a2a only (absent in older results, which measured the bare configuration). */
+  configuration?: Configuration;
   /** The settings the server reported it runs with (the SDK peer's database settings). */
   settings?: Record<string, string>;
   startup?: RssReport;
@@ -85,5 +133,8 @@ export interface RunResult {
   config: RunConfig;
   /** The Postgres server's commit-related settings. */
   postgres: Record<string, string> | undefined;
+  /** The once-per-server scenarios (sustained load, the 1.0 codec, gRPC, held streams). */
   servers: ServerResult[];
+  /** The alternating rounds of send and get (absent in older results). */
+  rounds?: RoundResult[];
 }

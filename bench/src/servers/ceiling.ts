@@ -6,7 +6,7 @@
  */
 
 import Fastify from 'fastify';
-import { fail, LISTEN, rssReport, serve, wantsGc } from './common.js';
+import { listenAndServe, rssReport, wantsGc } from './common.js';
 
 interface RpcBody {
   jsonrpc?: string;
@@ -37,10 +37,4 @@ app.post('/a2a', async (request, reply) => {
   res.on('close', () => clearTimeout(timer));
 });
 
-try {
-  await app.listen(LISTEN);
-  const address = app.server.address();
-  serve(typeof address === 'object' && address ? address.port : 0, () => app.close());
-} catch (error) {
-  fail(error);
-}
+await listenAndServe(app);

@@ -9,6 +9,7 @@ import { readdirSync, writeFileSync } from 'node:fs';
 import { findSourceMap } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { FastifyInstance } from 'fastify';
 
 const REPO_DIR = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -126,6 +127,17 @@ export function serve(port: number, close: () => Promise<void>, settings?: Recor
 
 /** The IPv4 loopback port the child listens on (0 = any free port). */
 export const LISTEN = { host: '127.0.0.1', port: Number(process.env.BENCH_PORT ?? 0) };
+
+/** Listens on {@link LISTEN} and reports the port to the parent ({@link serve}); a failure ends the process. */
+export async function listenAndServe(app: FastifyInstance): Promise<void> {
+  try {
+    await app.listen(LISTEN);
+    const address = app.server.address();
+    serve(typeof address === 'object' && address ? address.port : 0, () => app.close());
+  } catch (error) {
+    fail(error);
+  }
+}
 
 export function fail(error: unknown): never {
   console.error(`bench server failed to start: ${(error as Error)?.stack ?? String(error)}`);

@@ -7,6 +7,12 @@
  * exporter (every span recorded, none sent), the cost `npm run bench:telemetry` measures;
  * BENCH_TELEMETRY=metrics or tracing turns on only that one; context installs only the SDK's
  * AsyncLocalStorage context manager (no tracer, so the plugin does not trace).
+ * The configuration users run (issue 22): BENCH_PUSH=on adds the demo's push options as `npm start`
+ * sets them for the echo agent (examples/demo/src/push.ts: push notifications on, no allow-lists);
+ * BENCH_LOG_LEVEL=<pino level> gives Fastify a pino logger at that level writing to stdout, as the
+ * demo's `Fastify({ logger: { level } })` does (the bench runs that child with stdout discarded, so
+ * the writes happen and cost what they cost, without filling the terminal). Unset: logger off, push
+ * off, the bare configuration.
  */
 
 import type { A2AStore } from '@fastify-a2a/core';
@@ -16,7 +22,8 @@ import { PostgresStore } from '@fastify-a2a/store-postgres';
 import { SqliteStore } from '@fastify-a2a/store-sqlite';
 import Fastify from 'fastify';
 import { a2aPlugin } from 'fastify-a2a';
-import { demoCard, echoAgent } from '../../../examples/demo/src/agents.js';
+import { demoCard, demoOptions, echoAgent } from '../../../examples/demo/src/agents.js';
+import { demoPush } from '../../../examples/demo/src/push.js';
 import { fail, LISTEN, rssReport, serve, wantsGc } from './common.js';
 import { installContextManagerOnly, installTracingWithoutExporter } from './tracing.js';
 
@@ -40,7 +47,10 @@ const telemetry = process.env.BENCH_TELEMETRY ?? 'off';
 // Before the plugin registers: it traces when an SDK is installed by then.
 if (telemetry === 'on' || telemetry === 'tracing') installTracingWithoutExporter();
 if (telemetry === 'context') installContextManagerOnly();
-const app = Fastify({ logger: false });
+const logLevel = process.env.BENCH_LOG_LEVEL;
+const app = Fastify({ logger: logLevel ? { level: logLevel } : false });
+// The demo's push settings read from an empty environment: push on, the SSRF guard's defaults.
+const push = process.env.BENCH_PUSH === 'on' ? demoPush({}) : {};
 
 app.get('/__rss', async (request) => rssReport(wantsGc(request.url)));
 
@@ -48,7 +58,9 @@ try {
   await app.register(a2aPlugin, {
     agentCard: demoCard('echo'),
     executor: echoAgent,
+    ...demoOptions('echo'),
     store,
+    ...push,
     ...(process.env.BENCH_RETENTION === 'off' ? { retention: false as const } : {}),
     ...(telemetry === 'on' || telemetry === 'metrics' ? { metrics: true } : {}),
   });
