@@ -311,7 +311,7 @@ describe('auth login / status / logout (A2ACLI_AUTH_007)', () => {
     const status = await a2a(['auth', 'status'], { env });
     expect(status.stdout).toContain(`Agent: ${secured.url} bearer ***`);
     expect(status.stdout).not.toContain(TOKEN);
-    const shown = await a2a(['config', 'show', '-a', secured.url], { env });
+    const shown = await a2a(['config', 'show', '-a', secured.url, '-o', 'json'], { env });
     expect((shown.json() as Json).storedCredential).toEqual({
       kind: 'bearer',
       value: '***',
