@@ -337,3 +337,61 @@ describe('auth login / status / logout (A2ACLI_AUTH_007)', () => {
     expect((neither.json() as Json).error.code).toBe('A2ACLI_ERR_USAGE');
   });
 });
+
+describe('conformance (A2ACLI_CONFORM_001)', () => {
+  it('runs every check on both bindings of a conformant agent: all pass', async () => {
+    const run = await a2a(['conformance', '-a', served.url, '-o', 'json'], { timeoutMs: 60_000 });
+    expect(run.code).toBe(0);
+    const body = run.json() as Json;
+    const names = ['send', 'get', 'get-unknown', 'same-context', 'list', 'cancel-final', 'stream'];
+    expect((body.checks as Json[]).map((c) => `${c.binding} ${c.check}`)).toEqual([
+      ...names.map((n) => `JSONRPC ${n}`),
+      ...names.map((n) => `HTTP+JSON ${n}`),
+    ]);
+    expect((body.checks as Json[]).filter((c) => c.outcome !== 'pass')).toEqual([]);
+    expect(body).toMatchObject({ passed: 14, failed: 0, skipped: 0, version: '1.0' });
+    const cancel = (body.checks as Json[]).find((c) => c.check === 'cancel-final');
+    expect(cancel?.detail).toBe('TaskNotCancelableError, as required');
+    expect(run.stderr).toBe('');
+  });
+
+  it('an agent that fails a rule: the check fails with what it saw, a warning on stderr, exit 0', async () => {
+    // An agent that answers every message in a context of its own: §3.4.1 broken on purpose.
+    const executor: AgentExecutor = {
+      async execute(turn) {
+        await turn.complete('done');
+      },
+    };
+    const contextless = await serve('memory:', { executor });
+    const proxy = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      let body = Buffer.concat(chunks).toString('utf8');
+      // Drop the contextId from each message on its way in, so the agent starts a new context.
+      body = body.replace(/"contextId":"[^"]*",?/g, '').replace(/,}/g, '}');
+      const upstream = await fetch(`${contextless.url}${req.url}`, {
+        method: req.method,
+        headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'content-length' && k !== 'host')) as Record<string, string>,
+        body: req.method === 'GET' ? undefined : body,
+      });
+      // The card's interface URLs point back at this proxy.
+      const answer = (await upstream.text()).split(contextless.url).join(proxyUrl);
+      res.writeHead(upstream.status, { 'content-type': upstream.headers.get('content-type') ?? 'application/json' });
+      res.end(answer);
+    });
+    let proxyUrl = '';
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    try {
+      const url = proxyUrl;
+      const run = await a2a(['conformance', '-a', url, '--transport', 'JSONRPC', '-o', 'text'], { timeoutMs: 60_000 });
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(/^JSONRPC same-context: FAIL \(§3\.4\.1 contextId\): a message sent in context \S+ was answered in \S+$/m);
+      expect(run.stdout).toMatch(/^JSONRPC send: PASS/m);
+      expect(run.stderr).toMatch(/warning: \d+ conformance check\(s\) failed\./);
+    } finally {
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+      await contextless.close();
+    }
+  });
+});

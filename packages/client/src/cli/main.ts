@@ -10,6 +10,7 @@
 
 import { type Context, cardGet, pushConfig, send, taskCancel, taskGet, taskList, taskSubscribe } from './commands.js';
 import { completion } from './completion.js';
+import { conformance } from './conformance.js';
 import { taskDownload } from './download.js';
 import { classify, UsageError } from './errors.js';
 import { COMMANDS, help, outputFormat, parse, parseDuration, serviceParameters, str, version } from './options.js';
@@ -117,6 +118,9 @@ export async function main(
         break;
       case 'auth status':
         authStatus(ctx);
+        break;
+      case 'conformance':
+        await conformance(ctx, parsed);
         break;
       case 'completion':
         stdout.write(completion(parsed.positionals[0]));

@@ -143,6 +143,11 @@ export const COMMANDS: Record<string, { options: Record<string, OptionSpec>; usa
     usage: 'a2a auth status',
     summary: 'List the agents with a stored credential (the credential masked).',
   },
+  conformance: {
+    options: {},
+    usage: 'a2a conformance -a <agent-card> [<text to send>]',
+    summary: 'Smoke-check a live agent: send, get, list, cancel, stream and errors on each binding; pass/fail per check.',
+  },
   completion: {
     options: {},
     usage: 'a2a completion bash|zsh|fish',
