@@ -14,7 +14,7 @@ import type { AgentExecutor } from '@fastify-a2a/core';
 import { bearerTokens } from 'fastify-a2a';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { a2a, ensureBuilt } from './cli-process.js';
-import { type Served, serve, tempDir } from './helpers.js';
+import { type Served, serve, tempDir, testCard } from './helpers.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the CLI's JSON output, read member by member in assertions.
 type Json = Record<string, any>;
@@ -393,5 +393,122 @@ describe('conformance (A2ACLI_CONFORM_001)', () => {
       await new Promise<void>((resolve) => proxy.close(() => resolve()));
       await contextless.close();
     }
+  });
+});
+
+describe('auth login with OAuth (A2ACLI_AUTH_005, A2ACLI_AUTH_006)', () => {
+  const CLIENT_ID = 'cli-client';
+  const CLIENT_SECRET = 'cs-5d0e9a7b-very-secret';
+  const SERVICE_TOKEN = 'at-service-1f2e3d4c5b';
+  const USER_TOKEN = 'at-user-9a8b7c6d5e';
+  let identity: Server;
+  let oauthAgent: Served;
+  /** What the identity provider saw: grants and how often the device token was polled. */
+  const seen = { devicePolls: 0, basic: '' };
+
+  beforeAll(async () => {
+    // A minimal identity provider on this machine: RFC 6749 §4.4 and RFC 8628 endpoints.
+    identity = createServer(async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      const form = new URLSearchParams(Buffer.concat(chunks).toString('utf8'));
+      const reply = (status: number, body: Json) =>
+        res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+      if (req.url === '/device') {
+        if (form.get('client_id') !== CLIENT_ID) return reply(400, { error: 'invalid_client' });
+        return reply(200, {
+          device_code: 'dev-code-1',
+          user_code: 'WDJB-MJHT',
+          verification_uri: 'https://idp.example/device',
+          expires_in: 60,
+          interval: 1,
+        });
+      }
+      if (req.url !== '/token') return reply(404, { error: 'not_found' });
+      if (form.get('grant_type') === 'client_credentials') {
+        seen.basic = req.headers.authorization ?? '';
+        const expected = `Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`;
+        if (req.headers.authorization !== expected) {
+          return reply(401, { error: 'invalid_client', error_description: 'bad client credentials' });
+        }
+        return reply(200, { access_token: SERVICE_TOKEN, token_type: 'Bearer', expires_in: 3600 });
+      }
+      if (form.get('grant_type') === 'urn:ietf:params:oauth:grant-type:device_code') {
+        seen.devicePolls++;
+        if (form.get('device_code') !== 'dev-code-1') return reply(400, { error: 'invalid_grant' });
+        // The user approves after the first poll.
+        if (seen.devicePolls === 1) return reply(400, { error: 'authorization_pending' });
+        return reply(200, { access_token: USER_TOKEN, token_type: 'Bearer' });
+      }
+      return reply(400, { error: 'unsupported_grant_type' });
+    });
+    await new Promise<void>((resolve) => identity.listen(0, '127.0.0.1', resolve));
+    const idp = `http://127.0.0.1:${(identity.address() as AddressInfo).port}`;
+    oauthAgent = await serve('memory:', {
+      agentCard: {
+        ...testCard,
+        securitySchemes: {
+          oauth: {
+            type: 'oauth2',
+            flows: {
+              clientCredentials: { tokenUrl: `${idp}/token`, scopes: {} },
+              deviceCode: { deviceAuthorizationUrl: `${idp}/device`, tokenUrl: `${idp}/token`, scopes: {} },
+            },
+          },
+        },
+        security: [{ oauth: [] }],
+      },
+      authenticate: bearerTokens({ [SERVICE_TOKEN]: 'service', [USER_TOKEN]: 'user' }),
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await oauthAgent?.close();
+    await new Promise<void>((resolve) => identity?.close(() => resolve()));
+  });
+
+  it('client credentials: the token from the card’s token endpoint is stored and sent; the secret never printed', async () => {
+    const home = join(tmp.dir, 'oauth-cc');
+    await mkdir(home, { recursive: true });
+    const env = { HOME: home, A2ACLI_CLIENT_SECRET: CLIENT_SECRET };
+    const login = await a2a(['auth', 'login', '-a', oauthAgent.url, '--client-id', CLIENT_ID, '--debug', '-o', 'json'], { env });
+    expect(login.code).toBe(0);
+    const body = login.json() as Json;
+    expect(body).toMatchObject({ agent: oauthAgent.url, stored: 'bearer', flow: 'client-credentials' });
+    expect(Date.parse(body.expiresAt) - Date.now()).toBeGreaterThan(3500_000);
+    expect(seen.basic).toBe(`Basic ${Buffer.from(`${CLIENT_ID}:${CLIENT_SECRET}`).toString('base64')}`);
+    for (const secret of [CLIENT_SECRET, SERVICE_TOKEN]) {
+      expect(login.stdout).not.toContain(secret);
+      expect(login.stderr).not.toContain(secret);
+    }
+    const stored = JSON.parse(await readFile(join(home, '.config', 'a2a-cli', 'credentials.json'), 'utf8')) as Json;
+    expect(stored.agents[oauthAgent.url].bearer).toBe(SERVICE_TOKEN);
+    const sent = await a2a(['send', '-a', oauthAgent.url, 'with oauth', '-o', 'json'], { env: { HOME: home } });
+    expect(sent.code).toBe(0);
+    expect((sent.json() as Json).task.status.state).toBe('TASK_STATE_COMPLETED');
+
+    const wrong = await a2a(['auth', 'login', '-a', oauthAgent.url, '--client-id', CLIENT_ID, '-o', 'json'], {
+      env: { HOME: home, A2ACLI_CLIENT_SECRET: 'not-the-secret' },
+    });
+    expect(wrong.code).toBe(4);
+    expect((wrong.json() as Json).error.code).toBe('A2ACLI_ERR_AUTH_FAILED');
+    expect((wrong.json() as Json).error.message).toContain('invalid_client: bad client credentials');
+    expect(wrong.stdout).not.toContain('not-the-secret');
+  });
+
+  it('device code: prints where to enter the code, polls until approved, stores the token', async () => {
+    const home = join(tmp.dir, 'oauth-device');
+    await mkdir(home, { recursive: true });
+    const login = await a2a(['auth', 'login', '-a', oauthAgent.url, '--client-id', CLIENT_ID, '--flow', 'device-code', '-o', 'json'], {
+      env: { HOME: home },
+    });
+    expect(login.code).toBe(0);
+    expect(login.stderr).toContain('To sign in, open https://idp.example/device and enter the code WDJB-MJHT.');
+    expect(seen.devicePolls).toBe(2);
+    expect(login.json()).toMatchObject({ stored: 'bearer', flow: 'device-code' });
+    expect(login.stdout).not.toContain(USER_TOKEN);
+    const sent = await a2a(['send', '-a', oauthAgent.url, 'as the user', '-o', 'json'], { env: { HOME: home } });
+    expect(sent.code).toBe(0);
+    const status = await a2a(['auth', 'status'], { env: { HOME: home } });
+    expect(status.stdout).toContain(`Agent: ${oauthAgent.url} bearer *** (device-code, stored `);
   });
 });

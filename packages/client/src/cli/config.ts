@@ -24,7 +24,7 @@ export interface ConfigFile {
 export const userConfigDir = (): string => join(homedir(), '.config', 'a2a-cli');
 
 /** Option names whose values are credentials: masked by `config show`, 0600 files expected. */
-export const SECRET_OPTIONS = new Set(['bearer', 'api-key', 'svc-param']);
+export const SECRET_OPTIONS = new Set(['bearer', 'api-key', 'svc-param', 'client-secret']);
 
 /**
  * dotenv lines: `KEY=value`, an optional `export `, `#` comments, values optionally in single
@@ -98,6 +98,10 @@ export interface StoredCredential {
   apiKeyHeader?: string;
   /** ISO 8601: when `auth login` stored it. */
   storedAt: string;
+  /** ISO 8601: when an OAuth token expires, if its endpoint said. */
+  expiresAt?: string;
+  /** How it was obtained: given, or an OAuth flow. */
+  flow?: 'given' | 'client-credentials' | 'device-code';
 }
 
 export const credentialsPath = (): string => join(userConfigDir(), 'credentials.json');

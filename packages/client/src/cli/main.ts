@@ -52,7 +52,12 @@ export async function main(
     format = outputFormat(values);
     credentialsGiven = [values.bearer, values['api-key'], values['svc-param']].some((v) => v !== undefined);
     // Credential values given directly are redacted from every message, even before a request.
-    const secrets = [str(values, 'bearer'), str(values, 'api-key'), ...Object.values(serviceParameters(values))].filter(
+    const secrets = [
+      str(values, 'bearer'),
+      str(values, 'api-key'),
+      str(values, 'client-secret'),
+      ...Object.values(serviceParameters(values)),
+    ].filter(
       (s): s is string => s !== undefined && s.length >= 4 && !/^(file|exec|exec-shell):/.test(s),
     );
     redact = (text) => secrets.reduce((out, secret) => out.split(secret).join('***'), text);
@@ -111,7 +116,7 @@ export async function main(
         configShow(ctx, parsed);
         break;
       case 'auth login':
-        authLogin(ctx);
+        await authLogin(ctx);
         break;
       case 'auth logout':
         authLogout(ctx);

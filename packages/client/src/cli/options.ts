@@ -129,9 +129,16 @@ export const COMMANDS: Record<string, { options: Record<string, OptionSpec>; usa
     summary: 'Show each effective setting and where it came from (flag, environment, file, default); secrets masked.',
   },
   'auth login': {
-    options: {},
-    usage: 'a2a auth login -a <agent-card> (--bearer <token> | --api-key <key> [--api-key-header <h>])',
-    summary: "Store a token or API key for one agent (user config, mode 0600); later calls to it send it.",
+    options: {
+      'client-id': { type: 'string' },
+      'client-secret': { type: 'string' },
+      scope: { type: 'string' },
+      flow: { type: 'string' },
+    },
+    usage:
+      'a2a auth login -a <agent-card> (--client-id <id> [--client-secret <s>] [--flow client-credentials|device-code] [--scope <s>] | --bearer <token> | --api-key <key>)',
+    summary:
+      "Get an OAuth token (client credentials or device code, from the card's oauth2 scheme), or take a token or API key, and store it for that agent (mode 0600).",
   },
   'auth logout': {
     options: {},

@@ -4,9 +4,17 @@
  * the user's configuration directory, mode 0600, sent on later calls to that agent).
  */
 
-import type { Context } from './commands.js';
-import { agentKey, credentialsPath, readCredentials, SECRET_OPTIONS, writeCredentials } from './config.js';
+import { type Context, client } from './commands.js';
+import {
+  agentKey,
+  credentialsPath,
+  readCredentials,
+  SECRET_OPTIONS,
+  type StoredCredential,
+  writeCredentials,
+} from './config.js';
 import { UsageError } from './errors.js';
+import { oauthLogin } from './oauth.js';
 import { GLOBAL, type Parsed, type Source, str } from './options.js';
 
 /** What applies when nothing sets an option, as `config show` names it. */
@@ -85,26 +93,52 @@ export function configShow(ctx: Context, parsed: Parsed): void {
   if (credential !== undefined) printer.field('stored credential', `${credential.kind} *** [${credential.source}]`);
 }
 
-export function authLogin(ctx: Context): void {
+export async function authLogin(ctx: Context): Promise<void> {
   const { values } = ctx;
   const reference = ctx.reference;
   if (reference === undefined) throw new UsageError('auth login needs the agent.', 'Pass -a/--agent-card <url>.');
   const bearer = str(values, 'bearer');
   const apiKey = str(values, 'api-key');
-  if ((bearer === undefined) === (apiKey === undefined)) {
+  const clientId = str(values, 'client-id');
+  const given = [bearer, apiKey, clientId].filter((v) => v !== undefined).length;
+  if (given !== 1) {
     throw new UsageError(
-      'auth login stores one credential: give --bearer <token> or --api-key <key>.',
-      'A2ACLI_BEARER / A2ACLI_API_KEY keep it out of ps and shell history. OAuth flows are not supported.',
+      'auth login stores one credential: give --client-id (OAuth), --bearer <token> or --api-key <key>.',
+      'A2ACLI_CLIENT_SECRET / A2ACLI_BEARER / A2ACLI_API_KEY keep secrets out of ps and shell history.',
     );
   }
-  const agents = readCredentials();
   const key = agentKey(reference);
-  agents[key] = {
-    ...(bearer !== undefined ? { bearer } : { apiKey, apiKeyHeader: str(values, 'api-key-header') }),
-    storedAt: new Date().toISOString(),
-  };
+  const storedAt = new Date().toISOString();
+  let entry: StoredCredential;
+  if (clientId !== undefined) {
+    ctx.credentialsGiven = true;
+    // The card is read without any credential stored for the agent: login replaces it.
+    const agent = await client({ ...ctx, values: { ...values, bearer: undefined, 'api-key': undefined, 'client-id': clientId } });
+    const token = await oauthLogin(ctx, agent.card, {
+      flow: str(values, 'flow'),
+      clientId,
+      clientSecret: str(values, 'client-secret'),
+      scope: str(values, 'scope'),
+    });
+    ctx.redactors.push((text) => text.split(token.accessToken).join('***'));
+    entry = { bearer: token.accessToken, storedAt, flow: token.flow, ...(token.expiresAt ? { expiresAt: token.expiresAt } : {}) };
+  } else {
+    entry = {
+      ...(bearer !== undefined ? { bearer } : { apiKey, apiKeyHeader: str(values, 'api-key-header') }),
+      storedAt,
+      flow: 'given',
+    };
+  }
+  const agents = readCredentials();
+  agents[key] = entry;
   const path = writeCredentials(agents);
-  report(ctx, { agent: key, stored: bearer !== undefined ? 'bearer' : 'api-key', file: path });
+  report(ctx, {
+    agent: key,
+    stored: entry.bearer !== undefined ? 'bearer' : 'api-key',
+    flow: entry.flow ?? 'given',
+    ...(entry.expiresAt ? { expiresAt: entry.expiresAt } : {}),
+    file: path,
+  });
 }
 
 export function authLogout(ctx: Context): void {
@@ -122,7 +156,9 @@ export function authStatus(ctx: Context): void {
   const agents = Object.entries(readCredentials()).map(([agent, stored]) => ({
     agent,
     kind: stored.bearer !== undefined ? 'bearer' : 'api-key',
+    flow: stored.flow ?? 'given',
     storedAt: stored.storedAt,
+    expiresAt: stored.expiresAt ?? null,
   }));
   if (ctx.format !== 'text') {
     ctx.printer.document({ file: credentialsPath(), agents });
@@ -130,7 +166,10 @@ export function authStatus(ctx: Context): void {
   }
   ctx.printer.field('File', credentialsPath());
   if (agents.length === 0) ctx.printer.field('Agents', 'none');
-  for (const { agent, kind, storedAt } of agents) ctx.printer.field('Agent', `${agent} ${kind} *** (stored ${storedAt})`);
+  for (const { agent, kind, flow, storedAt, expiresAt } of agents) {
+    const expiry = expiresAt === null ? '' : `, expires ${expiresAt}`;
+    ctx.printer.field('Agent', `${agent} ${kind} *** (${flow}, stored ${storedAt}${expiry})`);
+  }
 }
 
 function report(ctx: Context, fields: Record<string, string | boolean>): void {
