@@ -154,9 +154,15 @@ describe('task download (A2ACLI_DOWNLOAD_001)', () => {
           parts: [
             { kind: 'text', text: 'The summary.' },
             { kind: 'data', data: { total: 3, items: ['a', 'b'] } },
-            { kind: 'file', file: { bytes: BINARY.toString('base64'), name: 'blob.bin', mimeType: 'application/octet-stream' } },
+            {
+              kind: 'file',
+              file: { bytes: BINARY.toString('base64'), name: 'blob.bin', mimeType: 'application/octet-stream' },
+            },
             { kind: 'file', file: { uri: fileUrl, name: 'report.pdf', mimeType: 'application/pdf' } },
-            { kind: 'file', file: { bytes: Buffer.from('escaped').toString('base64'), name: '../escape.txt', mimeType: 'text/plain' } },
+            {
+              kind: 'file',
+              file: { bytes: Buffer.from('escaped').toString('base64'), name: '../escape.txt', mimeType: 'text/plain' },
+            },
             { kind: 'file', file: { bytes: Buffer.from('unnamed').toString('base64'), mimeType: 'image/png' } },
           ],
         });
@@ -275,7 +281,18 @@ describe('--debug shows the raw bodies, never a credential (A2ACLI_OUT_007)', ()
   });
 
   it('a stream: each raw event as it arrives, the token redacted even when the agent echoes it', async () => {
-    const run = await a2a(['send', '-a', secured.url, `words:2 ${TOKEN}`, '--bearer', TOKEN, '--stream', '--debug', '-o', 'json']);
+    const run = await a2a([
+      'send',
+      '-a',
+      secured.url,
+      `words:2 ${TOKEN}`,
+      '--bearer',
+      TOKEN,
+      '--stream',
+      '--debug',
+      '-o',
+      'json',
+    ]);
     expect(run.code).toBe(0);
     expect(run.stderr).toMatch(/\[debug\] <<< POST \S+ stream: .*data:/);
     expect(run.stderr).toContain('***');
@@ -289,7 +306,9 @@ describe('auth login / status / logout (A2ACLI_AUTH_007)', () => {
     const home = join(tmp.dir, 'auth', 'home');
     await mkdir(home, { recursive: true });
     const env = { HOME: home };
-    const login = await a2a(['auth', 'login', '-a', secured.url, '-o', 'json'], { env: { ...env, A2ACLI_BEARER: TOKEN } });
+    const login = await a2a(['auth', 'login', '-a', secured.url, '-o', 'json'], {
+      env: { ...env, A2ACLI_BEARER: TOKEN },
+    });
     expect(login.code).toBe(0);
     const stored = join(home, '.config', 'a2a-cli', 'credentials.json');
     expect((login.json() as Json).file).toBe(stored);
@@ -371,7 +390,9 @@ describe('conformance (A2ACLI_CONFORM_001)', () => {
       body = body.replace(/"contextId":"[^"]*",?/g, '').replace(/,}/g, '}');
       const upstream = await fetch(`${contextless.url}${req.url}`, {
         method: req.method,
-        headers: Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'content-length' && k !== 'host')) as Record<string, string>,
+        headers: Object.fromEntries(
+          Object.entries(req.headers).filter(([k]) => k !== 'content-length' && k !== 'host'),
+        ) as Record<string, string>,
         body: req.method === 'GET' ? undefined : body,
       });
       // The card's interface URLs point back at this proxy.
@@ -386,7 +407,9 @@ describe('conformance (A2ACLI_CONFORM_001)', () => {
       const url = proxyUrl;
       const run = await a2a(['conformance', '-a', url, '--transport', 'JSONRPC', '-o', 'text'], { timeoutMs: 60_000 });
       expect(run.code).toBe(0);
-      expect(run.stdout).toMatch(/^JSONRPC same-context: FAIL \(§3\.4\.1 contextId\): a message sent in context \S+ was answered in \S+$/m);
+      expect(run.stdout).toMatch(
+        /^JSONRPC same-context: FAIL \(§3\.4\.1 contextId\): a message sent in context \S+ was answered in \S+$/m,
+      );
       expect(run.stdout).toMatch(/^JSONRPC send: PASS/m);
       expect(run.stderr).toMatch(/warning: \d+ conformance check\(s\) failed\./);
     } finally {
@@ -470,7 +493,10 @@ describe('auth login with OAuth (A2ACLI_AUTH_005, A2ACLI_AUTH_006)', () => {
     const home = join(tmp.dir, 'oauth-cc');
     await mkdir(home, { recursive: true });
     const env = { HOME: home, A2ACLI_CLIENT_SECRET: CLIENT_SECRET };
-    const login = await a2a(['auth', 'login', '-a', oauthAgent.url, '--client-id', CLIENT_ID, '--debug', '-o', 'json'], { env });
+    const login = await a2a(
+      ['auth', 'login', '-a', oauthAgent.url, '--client-id', CLIENT_ID, '--debug', '-o', 'json'],
+      { env },
+    );
     expect(login.code).toBe(0);
     const body = login.json() as Json;
     expect(body).toMatchObject({ agent: oauthAgent.url, stored: 'bearer', flow: 'client-credentials' });
@@ -498,9 +524,12 @@ describe('auth login with OAuth (A2ACLI_AUTH_005, A2ACLI_AUTH_006)', () => {
   it('device code: prints where to enter the code, polls until approved, stores the token', async () => {
     const home = join(tmp.dir, 'oauth-device');
     await mkdir(home, { recursive: true });
-    const login = await a2a(['auth', 'login', '-a', oauthAgent.url, '--client-id', CLIENT_ID, '--flow', 'device-code', '-o', 'json'], {
-      env: { HOME: home },
-    });
+    const login = await a2a(
+      ['auth', 'login', '-a', oauthAgent.url, '--client-id', CLIENT_ID, '--flow', 'device-code', '-o', 'json'],
+      {
+        env: { HOME: home },
+      },
+    );
     expect(login.code).toBe(0);
     expect(login.stderr).toContain('To sign in, open https://idp.example/device and enter the code WDJB-MJHT.');
     expect(seen.devicePolls).toBe(2);

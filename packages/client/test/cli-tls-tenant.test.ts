@@ -108,8 +108,14 @@ describe('a2a: a certificate failure names its cause', () => {
   it('a certificate for another host name: the hint says so', async () => {
     const key = join(tmp.dir, 'other-key.pem');
     const cert = join(tmp.dir, 'other-cert.pem');
-    openssl(['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1']
-      .concat(['-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost']));
+    openssl(
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1'].concat([
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost',
+      ]),
+    );
     const { url, env } = await agentWith(key, cert);
     const run = await a2a(['card', 'get', url, '--retries', '1', '-o', 'json'], { env });
     expect(run.code).toBe(3);

@@ -63,12 +63,15 @@ function storedCredential(ctx: Context, reference: string | undefined): StoredCr
   const stored = readCredentials()[agentKey(reference)];
   if (stored?.expiresAt !== undefined && Date.parse(stored.expiresAt) <= Date.now()) {
     // Sending it would only earn a 401: say why, and what to do.
-    ctx.stderr.write(`warning: the token stored for ${agentKey(reference)} expired at ${stored.expiresAt}; run \`a2a auth login\` again.\n`);
+    ctx.stderr.write(
+      `warning: the token stored for ${agentKey(reference)} expired at ${stored.expiresAt}; run \`a2a auth login\` again.\n`,
+    );
     return undefined;
   }
   if (stored !== undefined) {
     ctx.credentialsGiven = true;
-    if (values.debug) ctx.stderr.write(`[debug] using the credential stored by \`a2a auth login\` for ${agentKey(reference)}\n`);
+    if (values.debug)
+      ctx.stderr.write(`[debug] using the credential stored by \`a2a auth login\` for ${agentKey(reference)}\n`);
   }
   return stored;
 }

@@ -85,7 +85,9 @@ function fish(): string {
     }
   }
   for (const [name, spec] of Object.entries(GLOBAL)) {
-    lines.push(`complete -c a2a -l ${name}${spec.short ? ` -s ${spec.short}` : ''}${spec.type === 'string' ? ' -r' : ''}`);
+    lines.push(
+      `complete -c a2a -l ${name}${spec.short ? ` -s ${spec.short}` : ''}${spec.type === 'string' ? ' -r' : ''}`,
+    );
   }
   for (const [command, spec] of Object.entries(COMMANDS)) {
     const last = command.split(' ').at(-1) as string;
@@ -103,7 +105,10 @@ const SHELLS: Record<string, () => string> = { bash, zsh, fish };
 export function completion(shell: string | undefined): string {
   const generate = shell === undefined ? undefined : SHELLS[shell];
   if (generate === undefined) {
-    throw new UsageError(`completion needs a shell: bash, zsh or fish${shell ? ` (not "${shell}")` : ''}.`, 'Usage: a2a completion bash|zsh|fish');
+    throw new UsageError(
+      `completion needs a shell: bash, zsh or fish${shell ? ` (not "${shell}")` : ''}.`,
+      'Usage: a2a completion bash|zsh|fish',
+    );
   }
   return generate();
 }

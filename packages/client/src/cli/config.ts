@@ -40,9 +40,7 @@ export function parseDotenv(text: string): Map<string, string> {
     let value = match[2] as string;
     if (value.startsWith("'") && value.lastIndexOf("'") > 0) value = value.slice(1, value.lastIndexOf("'"));
     else if (value.startsWith('"') && value.lastIndexOf('"') > 0) {
-      value = value
-        .slice(1, value.lastIndexOf('"'))
-        .replace(/\\(["\\n])/g, (_, c: string) => (c === 'n' ? '\n' : c));
+      value = value.slice(1, value.lastIndexOf('"')).replace(/\\(["\\n])/g, (_, c: string) => (c === 'n' ? '\n' : c));
     } else value = value.replace(/\s+#.*$/, '');
     entries.set(match[1] as string, value);
   }

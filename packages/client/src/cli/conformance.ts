@@ -191,7 +191,8 @@ export async function conformance(ctx: Context, parsed: Parsed): Promise<void> {
   const { printer } = ctx;
   printer.field('Agent', probe.endpoint.url);
   printer.field('A2A Version', probe.endpoint.version);
-  for (const r of results) printer.field(`${r.binding} ${r.check}`, `${r.outcome.toUpperCase()} (${r.section}): ${r.detail}`);
+  for (const r of results)
+    printer.field(`${r.binding} ${r.check}`, `${r.outcome.toUpperCase()} (${r.section}): ${r.detail}`);
   printer.field('Passed', summary.passed);
   printer.field('Failed', summary.failed);
   printer.field('Skipped', summary.skipped);

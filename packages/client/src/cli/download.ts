@@ -6,8 +6,8 @@
  * and the part saved under a generated name instead.
  */
 
-import { mkdir, writeFile } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { basename, extname, join, resolve } from 'node:path';
 import type { Artifact, Part, Task } from '@fastify-a2a/core/protocol';
 import { A2AClientError } from '../errors.js';
@@ -48,7 +48,8 @@ function safeName(name: string): { ok: true } | { ok: false; reason: string } {
 }
 
 /** `artifact-2`-style stems from an artifact's name or id, with anything but [\w.-] replaced. */
-const stem = (artifact: Artifact) => (artifact.name ?? artifact.artifactId).replace(/[^\w.-]+/g, '_').replace(/^\.+/, '_');
+const stem = (artifact: Artifact) =>
+  (artifact.name ?? artifact.artifactId).replace(/[^\w.-]+/g, '_').replace(/^\.+/, '_');
 
 function plan(task: Task, dir: string, warn: (line: string) => void): Planned[] {
   const planned: Planned[] = [];
@@ -79,7 +80,9 @@ function plan(task: Task, dir: string, warn: (line: string) => void): Planned[] 
         else {
           name = `${generated}${EXTENSIONS[mediaType ?? ''] ?? '.bin'}`;
           if (own !== undefined && check && !check.ok) {
-            warn(`Refused the file name ${JSON.stringify(own)} from the agent (it ${check.reason}); saving as ${name}.`);
+            warn(
+              `Refused the file name ${JSON.stringify(own)} from the agent (it ${check.reason}); saving as ${name}.`,
+            );
           }
         }
       }
@@ -95,7 +98,10 @@ async function content(ctx: Context, part: Part): Promise<Uint8Array> {
   if ('bytes' in part.file) return Buffer.from(part.file.bytes, 'base64');
   const uri = part.file.uri;
   if (!/^(https?|data):/i.test(uri)) {
-    throw new A2AClientError('unreachable', `The file part's URI ${uri} is not http(s) or data: this CLI does not fetch it.`);
+    throw new A2AClientError(
+      'unreachable',
+      `The file part's URI ${uri} is not http(s) or data: this CLI does not fetch it.`,
+    );
   }
   // The URI may be anyone's: it is fetched without the agent's credentials, which are for the agent.
   const fetchUri = ctx.values.insecure === true ? insecureFetch : globalThis.fetch;
@@ -105,7 +111,8 @@ async function content(ctx: Context, part: Part): Promise<Uint8Array> {
   } catch (error) {
     throw new A2AClientError('unreachable', `Could not fetch the file part's URI ${uri}.`, { cause: error });
   }
-  if (!response.ok) throw new A2AClientError('unreachable', `Fetching the file part's URI ${uri} answered HTTP ${response.status}.`);
+  if (!response.ok)
+    throw new A2AClientError('unreachable', `Fetching the file part's URI ${uri} answered HTTP ${response.status}.`);
   return new Uint8Array(await response.arrayBuffer());
 }
 
@@ -137,7 +144,12 @@ export async function taskDownload(ctx: Context, parsed: Parsed): Promise<void> 
     });
   }
   if (ctx.format !== 'text') {
-    ctx.printer.document({ taskId: task.id, contextId: task.contextId, state: stateName(task.status.state), files: saved });
+    ctx.printer.document({
+      taskId: task.id,
+      contextId: task.contextId,
+      state: stateName(task.status.state),
+      files: saved,
+    });
     return;
   }
   const { printer } = ctx;
@@ -145,5 +157,6 @@ export async function taskDownload(ctx: Context, parsed: Parsed): Promise<void> 
   printer.field('Context ID', task.contextId);
   printer.field('State', stateName(task.status.state));
   printer.field('Files', saved.length);
-  for (const file of saved) printer.field('Saved', `${file.path} (${file.mediaType ?? 'unknown type'}, ${file.bytes} bytes)`);
+  for (const file of saved)
+    printer.field('Saved', `${file.path} (${file.mediaType ?? 'unknown type'}, ${file.bytes} bytes)`);
 }

@@ -30,8 +30,10 @@ const TLS_HINTS: Record<string, string> = {
     "The agent's certificate is self-signed. Trust its CA with NODE_EXTRA_CA_CERTS=<ca.pem>, or (development only) pass --insecure.",
   SELF_SIGNED_CERT_IN_CHAIN:
     "The agent's certificate chain ends in a self-signed CA this machine does not trust. Add it with NODE_EXTRA_CA_CERTS=<ca.pem>, or (development only) pass --insecure.",
-  CERT_HAS_EXPIRED: "The agent's certificate has expired; its operator must renew it (--insecure skips the check, development only).",
-  CERT_NOT_YET_VALID: "The agent's certificate is not valid yet: check this machine's clock, or the certificate's start date.",
+  CERT_HAS_EXPIRED:
+    "The agent's certificate has expired; its operator must renew it (--insecure skips the check, development only).",
+  CERT_NOT_YET_VALID:
+    "The agent's certificate is not valid yet: check this machine's clock, or the certificate's start date.",
   ERR_TLS_CERT_ALTNAME_INVALID:
     "The agent's certificate is for another host name than the one in the URL: use the name the certificate lists, or fix the certificate.",
   UNABLE_TO_VERIFY_LEAF_SIGNATURE:

@@ -57,9 +57,7 @@ export async function main(
       str(values, 'api-key'),
       str(values, 'client-secret'),
       ...Object.values(serviceParameters(values)),
-    ].filter(
-      (s): s is string => s !== undefined && s.length >= 4 && !/^(file|exec|exec-shell):/.test(s),
-    );
+    ].filter((s): s is string => s !== undefined && s.length >= 4 && !/^(file|exec|exec-shell):/.test(s));
     redact = (text) => secrets.reduce((out, secret) => out.split(secret).join('***'), text);
     if (values.version === true) {
       stdout.write(`${version()}\n`);

@@ -89,7 +89,11 @@ async function post(
 
 function refused(url: string, body: Json, status: number): A2AClientError {
   const description = typeof body.error_description === 'string' ? `: ${body.error_description}` : '';
-  return new A2AClientError('auth', `The OAuth endpoint ${url} refused (HTTP ${status}, ${String(body.error ?? 'no error code')}${description}).`, { status });
+  return new A2AClientError(
+    'auth',
+    `The OAuth endpoint ${url} refused (HTTP ${status}, ${String(body.error ?? 'no error code')}${description}).`,
+    { status },
+  );
 }
 
 function token(body: Json, flow: Flow, url: string, status: number): Token {
@@ -184,15 +188,25 @@ export async function deviceCode(
 export async function oauthLogin(
   ctx: Context,
   card: Json,
-  options: { flow?: string | undefined; clientId?: string | undefined; clientSecret?: string | undefined; scope?: string | undefined },
+  options: {
+    flow?: string | undefined;
+    clientId?: string | undefined;
+    clientSecret?: string | undefined;
+    scope?: string | undefined;
+  },
 ): Promise<Token> {
   const flows = oauthFlows(card);
-  const flow = options.flow ?? (options.clientSecret !== undefined && flows.clientCredentials ? 'client-credentials' : 'device-code');
+  const flow =
+    options.flow ??
+    (options.clientSecret !== undefined && flows.clientCredentials ? 'client-credentials' : 'device-code');
   if (flow !== 'client-credentials' && flow !== 'device-code') {
     throw new UsageError(`--flow "${flow}" is not client-credentials or device-code.`);
   }
   if (options.clientId === undefined) {
-    throw new UsageError('OAuth login needs --client-id (A2ACLI_CLIENT_ID).', 'The agent’s operator issues client ids.');
+    throw new UsageError(
+      'OAuth login needs --client-id (A2ACLI_CLIENT_ID).',
+      'The agent’s operator issues client ids.',
+    );
   }
   if (flow === 'client-credentials') {
     if (flows.clientCredentials === undefined) {
@@ -207,6 +221,11 @@ export async function oauthLogin(
       scope: options.scope,
     });
   }
-  if (flows.deviceCode === undefined) throw new A2AClientError('auth', "The agent's card declares no OAuth device-code flow.");
-  return deviceCode(ctx, flows.deviceCode, { id: options.clientId, secret: options.clientSecret, scope: options.scope });
+  if (flows.deviceCode === undefined)
+    throw new A2AClientError('auth', "The agent's card declares no OAuth device-code flow.");
+  return deviceCode(ctx, flows.deviceCode, {
+    id: options.clientId,
+    secret: options.clientSecret,
+    scope: options.scope,
+  });
 }

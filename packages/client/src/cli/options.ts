@@ -153,7 +153,8 @@ export const COMMANDS: Record<string, { options: Record<string, OptionSpec>; usa
   conformance: {
     options: {},
     usage: 'a2a conformance -a <agent-card> [<text to send>]',
-    summary: 'Smoke-check a live agent: send, get, list, cancel, stream and errors on each binding; pass/fail per check.',
+    summary:
+      'Smoke-check a live agent: send, get, list, cancel, stream and errors on each binding; pass/fail per check.',
   },
   completion: {
     options: {},
@@ -166,7 +167,10 @@ export const COMMANDS: Record<string, { options: Record<string, OptionSpec>; usa
 const FLAG_ONLY = new Set(['stream', 'help', 'version']);
 
 /** Where an option's value came from (`a2a config show`). */
-export type Source = { kind: 'flag' } | { kind: 'environment'; variable: string } | { kind: 'file'; path: string; variable: string };
+export type Source =
+  | { kind: 'flag' }
+  | { kind: 'environment'; variable: string }
+  | { kind: 'file'; path: string; variable: string };
 
 export const version = (): string => {
   const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {

@@ -69,11 +69,16 @@ export function configShow(ctx: Context, parsed: Parsed): void {
           : mask(name, String(raw));
     settings[name] = { value, source: describe(raw === undefined ? undefined : sources[name]) };
   }
-  const stored = values['agent-card'] === undefined ? undefined : readCredentials()[agentKey(String(values['agent-card']))];
+  const stored =
+    values['agent-card'] === undefined ? undefined : readCredentials()[agentKey(String(values['agent-card']))];
   const credential =
     stored === undefined || values.bearer !== undefined || values['api-key'] !== undefined
       ? undefined
-      : { kind: stored.bearer !== undefined ? 'bearer' : 'api-key', value: '***', source: `auth login ${credentialsPath()}` };
+      : {
+          kind: stored.bearer !== undefined ? 'bearer' : 'api-key',
+          value: '***',
+          source: `auth login ${credentialsPath()}`,
+        };
   const files = {
     local: parsed.localPath ?? null,
     user: parsed.files.some((f) => f.scope === 'user') ? parsed.userPath : null,
@@ -113,7 +118,10 @@ export async function authLogin(ctx: Context): Promise<void> {
   if (clientId !== undefined) {
     ctx.credentialsGiven = true;
     // The card is read without any credential stored for the agent: login replaces it.
-    const agent = await client({ ...ctx, values: { ...values, bearer: undefined, 'api-key': undefined, 'client-id': clientId } });
+    const agent = await client({
+      ...ctx,
+      values: { ...values, bearer: undefined, 'api-key': undefined, 'client-id': clientId },
+    });
     const token = await oauthLogin(ctx, agent.card, {
       flow: str(values, 'flow'),
       clientId,
@@ -121,7 +129,12 @@ export async function authLogin(ctx: Context): Promise<void> {
       scope: str(values, 'scope'),
     });
     ctx.redactors.push((text) => text.split(token.accessToken).join('***'));
-    entry = { bearer: token.accessToken, storedAt, flow: token.flow, ...(token.expiresAt ? { expiresAt: token.expiresAt } : {}) };
+    entry = {
+      bearer: token.accessToken,
+      storedAt,
+      flow: token.flow,
+      ...(token.expiresAt ? { expiresAt: token.expiresAt } : {}),
+    };
   } else {
     entry = {
       ...(bearer !== undefined ? { bearer } : { apiKey, apiKeyHeader: str(values, 'api-key-header') }),
