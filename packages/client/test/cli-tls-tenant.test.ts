@@ -94,13 +94,21 @@ describe('a2a: a certificate failure names its cause', () => {
     for (const app of apps) await app.close();
   });
 
-  /** An HTTPS agent on `cert`, and the env that makes the CLI trust that certificate as a CA. */
-  async function agentWith(key: string, cert: string): Promise<{ url: string; env: Record<string, string> }> {
+  /**
+   * Serves an HTTPS agent on `cert`, trusted by the CLI as a CA (so only the failure under test
+   * remains), and checks `card get` fails with `tlsCode` in the message and `hint` in the hint.
+   */
+  async function expectRefused(key: string, cert: string, tlsCode: string, hint: string): Promise<void> {
     const app = Fastify({ logger: false, https: { key: readFileSync(key), cert: readFileSync(cert) } });
     apps.push(app);
     await app.register(a2aPlugin, { agentCard: testCard, executor: testAgent(), store: 'memory:', retention: false });
     const url = await app.listen({ host: '127.0.0.1', port: 0 });
-    return { url, env: { NODE_EXTRA_CA_CERTS: cert } };
+    const run = await a2a(['card', 'get', url, '--retries', '1', '-o', 'json'], { env: { NODE_EXTRA_CA_CERTS: cert } });
+    expect(run.code).toBe(3);
+    const { error } = run.json() as Json;
+    expect(error.code).toBe('A2ACLI_ERR_UNREACHABLE');
+    expect(error.message).toContain(tlsCode);
+    expect(error.hint).toContain(hint);
   }
 
   const openssl = (args: string[]) => execFileSync('/usr/bin/openssl', args, { stdio: 'ignore' });
@@ -116,13 +124,7 @@ describe('a2a: a certificate failure names its cause', () => {
         'subjectAltName=DNS:localhost',
       ]),
     );
-    const { url, env } = await agentWith(key, cert);
-    const run = await a2a(['card', 'get', url, '--retries', '1', '-o', 'json'], { env });
-    expect(run.code).toBe(3);
-    const { error } = run.json() as Json;
-    expect(error.code).toBe('A2ACLI_ERR_UNREACHABLE');
-    expect(error.message).toContain('ERR_TLS_CERT_ALTNAME_INVALID');
-    expect(error.hint).toContain('for another host name than the one in the URL');
+    await expectRefused(key, cert, 'ERR_TLS_CERT_ALTNAME_INVALID', 'for another host name than the one in the URL');
   });
 
   it('an expired certificate: the hint says so', async () => {
@@ -132,12 +134,7 @@ describe('a2a: a certificate failure names its cause', () => {
     openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', request, '-subj', '/CN=127.0.0.1']);
     // Valid until a day before it was made.
     openssl(['x509', '-req', '-in', request, '-signkey', key, '-days', '-1', '-out', cert]);
-    const { url, env } = await agentWith(key, cert);
-    const run = await a2a(['card', 'get', url, '--retries', '1', '-o', 'json'], { env });
-    expect(run.code).toBe(3);
-    const { error } = run.json() as Json;
-    expect(error.message).toContain('CERT_HAS_EXPIRED');
-    expect(error.hint).toContain('has expired');
+    await expectRefused(key, cert, 'CERT_HAS_EXPIRED', 'has expired');
   });
 });
 
