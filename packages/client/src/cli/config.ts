@@ -116,7 +116,13 @@ export function agentKey(reference: string): string {
       ? `https://${reference}`
       : undefined;
   if (withScheme === undefined) return resolve(reference);
-  const url = new URL(withScheme);
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    // Not a URL: no credential is stored under it, and connecting reports the bad reference.
+    return reference;
+  }
   if (url.protocol === 'file:') return resolve(url.pathname);
   const path = url.pathname.replace(/\/\.well-known\/agent(-card)?\.json$/, '').replace(/\/+$/, '');
   return `${url.origin}${path}`;
