@@ -145,6 +145,16 @@ function isNetworkError(error: unknown): boolean {
   return name === 'TypeError' || name === 'SocketError' || (error as { code?: string })?.code !== undefined;
 }
 
+/** Debug output keeps to 64 KiB per body: a large inline file would drown the rest. */
+const DEBUG_BODY_LIMIT = 65_536;
+
+function clip(text: string): string {
+  const oneLine = text.replace(/\r?\n/g, '\\n');
+  return oneLine.length <= DEBUG_BODY_LIMIT
+    ? oneLine
+    : `${oneLine.slice(0, DEBUG_BODY_LIMIT)}… (${oneLine.length - DEBUG_BODY_LIMIT} more characters)`;
+}
+
 function describeNetworkError(error: unknown): string {
   const cause = (error as { cause?: { code?: string; message?: string } } | undefined)?.cause;
   return cause?.code ?? cause?.message ?? (error as Error)?.message ?? String(error);
@@ -257,6 +267,7 @@ export class HttpClient {
         }, this.#requestTimeoutMs);
     const signal = AbortSignal.any([scope.signal, controller.signal]);
     const started = Date.now();
+    if (this.#debug !== undefined) this.#debugRequest(request, credentials);
     try {
       let response: Response;
       try {
@@ -271,16 +282,18 @@ export class HttpClient {
       const eventStream = /^text\/event-stream\b/i.test(response.headers.get('content-type') ?? '');
       if (request.stream && response.ok && response.body && eventStream) {
         clearTimeout(timer);
+        const events = iterate(response.body, signal);
         return {
           status: response.status,
           headers: response.headers,
           text: '',
-          body: iterate(response.body, signal),
+          body: this.#debug === undefined ? events : this.#debugStream(request, events),
           close: () => controller.abort(),
         };
       }
       try {
         const text = await response.text();
+        this.debug(`<<< ${request.method} ${request.url} ${response.status} body: ${clip(text)}`);
         return { status: response.status, headers: response.headers, text, body: undefined, close: () => {} };
       } catch (error) {
         if (timedOut && !scope.signal.aborted) throw this.#requestTimeout(request);
@@ -320,6 +333,28 @@ export class HttpClient {
         body = undefined;
       }
       url = next;
+    }
+  }
+
+  /**
+   * The raw request on `--debug` (a2a-cli A2ACLI_OUT_007): its headers and body as sent. Headers
+   * that carry credentials show `***` by name, and `debug()` also redacts every credential value
+   * read, wherever it appears (a token echoed in a body included).
+   */
+  #debugRequest(request: HttpRequest, credentials: Record<string, string>): void {
+    const shown = Object.entries({ ...credentials, ...request.headers })
+      .map(([name, value]) => `${name}: ${name in credentials ? '***' : value}`)
+      .join('; ');
+    this.debug(`>>> ${request.method} ${request.url} headers: ${shown}`);
+    if (request.body !== undefined) this.debug(`>>> ${request.method} ${request.url} body: ${clip(request.body)}`);
+  }
+
+  /** An event stream's raw bytes on `--debug`, as they arrive. */
+  async *#debugStream(request: HttpRequest, chunks: AsyncGenerator<Uint8Array>): AsyncGenerator<Uint8Array> {
+    const decoder = new TextDecoder();
+    for await (const chunk of chunks) {
+      this.debug(`<<< ${request.method} ${request.url} stream: ${clip(decoder.decode(chunk, { stream: true }))}`);
+      yield chunk;
     }
   }
 

@@ -75,12 +75,15 @@ export interface Run {
   lines(): unknown[];
 }
 
-export function a2a(args: string[], options: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<Run> {
+export function a2a(
+  args: string[],
+  options: { env?: Record<string, string>; timeoutMs?: number; cwd?: string } = {},
+): Promise<Run> {
   const env: Record<string, string | undefined> = { ...process.env, ...options.env };
   delete env.NODE_OPTIONS;
   for (const key of Object.keys(env)) if (key.startsWith('A2ACLI_') && !options.env?.[key]) delete env[key];
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args], { env, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk) => {

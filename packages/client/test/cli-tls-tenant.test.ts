@@ -68,6 +68,8 @@ describe('a2a --insecure: an agent with a self-signed certificate', () => {
     expect(run.code).toBe(3);
     expect(run.stderr).toContain('A2ACLI_ERR_UNREACHABLE');
     expect(run.stderr).toMatch(/SELF_SIGNED|certificate/i);
+    // The hint names the cause, read from the TLS error code.
+    expect(run.stderr).toContain("Hint: The agent's certificate is self-signed.");
     expect(run.stderr.trim().split('\n')).toHaveLength(1);
     expect(run.stderr).not.toMatch(/\n\s+at /);
   });
@@ -77,9 +79,62 @@ describe('a2a --insecure: an agent with a self-signed certificate', () => {
     expect(card.code).toBe(0);
     expect((card.json() as Json).name).toBe('Client test agent');
     expect(card.stderr).toContain('WARNING: --insecure');
+    // Verification is off for this client only, not process-wide: Node prints no warning of its own.
+    expect(card.stderr).not.toContain('NODE_TLS_REJECT_UNAUTHORIZED');
+    expect(card.stderr.trim().split('\n')).toHaveLength(1);
     const sent = await a2a(['send', '-a', url, 'over tls', '--insecure', '-o', 'json']);
     expect(sent.code).toBe(0);
     expect((sent.json() as Json).task.status.state).toBe('TASK_STATE_COMPLETED');
+  });
+});
+
+describe('a2a: a certificate failure names its cause', () => {
+  const apps: FastifyInstance[] = [];
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+  });
+
+  /**
+   * Serves an HTTPS agent on `cert`, trusted by the CLI as a CA (so only the failure under test
+   * remains), and checks `card get` fails with `tlsCode` in the message and `hint` in the hint.
+   */
+  async function expectRefused(key: string, cert: string, tlsCode: string, hint: string): Promise<void> {
+    const app = Fastify({ logger: false, https: { key: readFileSync(key), cert: readFileSync(cert) } });
+    apps.push(app);
+    await app.register(a2aPlugin, { agentCard: testCard, executor: testAgent(), store: 'memory:', retention: false });
+    const url = await app.listen({ host: '127.0.0.1', port: 0 });
+    const run = await a2a(['card', 'get', url, '--retries', '1', '-o', 'json'], { env: { NODE_EXTRA_CA_CERTS: cert } });
+    expect(run.code).toBe(3);
+    const { error } = run.json() as Json;
+    expect(error.code).toBe('A2ACLI_ERR_UNREACHABLE');
+    expect(error.message).toContain(tlsCode);
+    expect(error.hint).toContain(hint);
+  }
+
+  const openssl = (args: string[]) => execFileSync('/usr/bin/openssl', args, { stdio: 'ignore' });
+
+  it('a certificate for another host name: the hint says so', async () => {
+    const key = join(tmp.dir, 'other-key.pem');
+    const cert = join(tmp.dir, 'other-cert.pem');
+    openssl(
+      ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1'].concat([
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost',
+      ]),
+    );
+    await expectRefused(key, cert, 'ERR_TLS_CERT_ALTNAME_INVALID', 'for another host name than the one in the URL');
+  });
+
+  it('an expired certificate: the hint says so', async () => {
+    const key = join(tmp.dir, 'expired-key.pem');
+    const request = join(tmp.dir, 'expired.csr');
+    const cert = join(tmp.dir, 'expired-cert.pem');
+    openssl(['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', request, '-subj', '/CN=127.0.0.1']);
+    // Valid until a day before it was made.
+    openssl(['x509', '-req', '-in', request, '-signkey', key, '-days', '-1', '-out', cert]);
+    await expectRefused(key, cert, 'CERT_HAS_EXPIRED', 'has expired');
   });
 });
 

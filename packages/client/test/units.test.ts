@@ -1,10 +1,11 @@
 /**
  * The client's small parts on their own: `exec:` word splitting (no shell), Retry-After, the
- * CLI's durations, card interfaces and negotiation, SSE framing.
+ * CLI's durations, .env files and agent keys, card interfaces and negotiation, SSE framing.
  */
 
 import { describe, expect, it } from 'vitest';
 import { cardUrls, endpointsOf, selectEndpoint } from '../src/card.js';
+import { agentKey, parseDotenv } from '../src/cli/config.js';
 import { parseDuration } from '../src/cli/options.js';
 import { resolveHeaderValue, splitCommand } from '../src/headers.js';
 import { retryAfterMs } from '../src/http.js';
@@ -127,5 +128,35 @@ describe('SSE', () => {
       // No id: line of its own: not reported as 7 (which would read as a replay of the first).
       { id: undefined, event: 'error', data: 'c' },
     ]);
+  });
+});
+
+describe('.env files and agent keys', () => {
+  it('reads dotenv lines: comments, export, quotes, inline comments', () => {
+    const entries = parseDotenv(
+      [
+        '# a comment',
+        'A2ACLI_AGENT_CARD=http://agent.example # inline comment',
+        'export A2ACLI_OUTPUT=json',
+        "A2ACLI_BEARER='tok #not a comment'",
+        'A2ACLI_METADATA="{\\"k\\":\\"v\\"}"',
+        'not a setting',
+        '',
+      ].join('\n'),
+    );
+    expect(Object.fromEntries(entries)).toEqual({
+      A2ACLI_AGENT_CARD: 'http://agent.example',
+      A2ACLI_OUTPUT: 'json',
+      A2ACLI_BEARER: 'tok #not a comment',
+      A2ACLI_METADATA: '{"k":"v"}',
+    });
+  });
+
+  it('names one agent by its origin and path, however the reference is written', () => {
+    const key = 'https://agent.example:8443/a2a';
+    expect(agentKey('agent.example:8443/a2a')).toBe(key);
+    expect(agentKey('https://agent.example:8443/a2a/')).toBe(key);
+    expect(agentKey('https://agent.example:8443/a2a/.well-known/agent-card.json')).toBe(key);
+    expect(agentKey('https://agent.example:8443/other')).not.toBe(key);
   });
 });

@@ -22,6 +22,8 @@ import {
 import { type AgentEndpoint, checkCard, endpointsOf } from '../card.js';
 import { type A2AClient, type ConnectOptions, connect, connectEndpoint, endsStream } from '../client.js';
 import { A2AClientError } from '../errors.js';
+import { insecureFetch } from '../insecure-fetch.js';
+import { agentKey, readCredentials, type StoredCredential } from './config.js';
 import { UsageError } from './errors.js';
 import {
   binding,
@@ -51,15 +53,39 @@ export interface Context {
   redactors: ((text: string) => string)[];
 }
 
-async function client(ctx: Context, options: { reference?: string | undefined } = {}): Promise<A2AClient> {
+/**
+ * The credential `a2a auth login` stored for this agent, when none came from a flag, the
+ * environment or a file (A2ACLI_AUTH_007): those always win, as explicit settings do (§6.4).
+ */
+function storedCredential(ctx: Context, reference: string | undefined): StoredCredential | undefined {
   const { values } = ctx;
+  if (reference === undefined || values.bearer !== undefined || values['api-key'] !== undefined) return undefined;
+  const stored = readCredentials()[agentKey(reference)];
+  if (stored?.expiresAt !== undefined && Date.parse(stored.expiresAt) <= Date.now()) {
+    // Sending it would only earn a 401: say why, and what to do.
+    ctx.stderr.write(
+      `warning: the token stored for ${agentKey(reference)} expired at ${stored.expiresAt}; run \`a2a auth login\` again.\n`,
+    );
+    return undefined;
+  }
+  if (stored !== undefined) {
+    ctx.credentialsGiven = true;
+    if (values.debug)
+      ctx.stderr.write(`[debug] using the credential stored by \`a2a auth login\` for ${agentKey(reference)}\n`);
+  }
+  return stored;
+}
+
+export async function client(ctx: Context, options: { reference?: string | undefined } = {}): Promise<A2AClient> {
+  const { values } = ctx;
+  const stored = storedCredential(ctx, options.reference ?? ctx.reference);
   const transports = list(values, 'transport').map(binding);
   const allowed = versions(values);
   const retries = parseInteger(str(values, 'retries'), 'retries');
   const connectOptions: ConnectOptions = {
-    bearer: str(values, 'bearer'),
-    apiKey: str(values, 'api-key'),
-    apiKeyHeader: str(values, 'api-key-header'),
+    bearer: str(values, 'bearer') ?? stored?.bearer,
+    apiKey: str(values, 'api-key') ?? stored?.apiKey,
+    apiKeyHeader: str(values, 'api-key-header') ?? stored?.apiKeyHeader,
     headers: serviceParameters(values),
     versions: allowed,
     // §11.1: the card's order unless the caller gave theirs (first offered match wins).
@@ -67,6 +93,8 @@ async function client(ctx: Context, options: { reference?: string | undefined } 
     timeoutMs: ctx.timeoutMs,
     retry: retries === undefined ? undefined : { attempts: Math.max(1, retries) },
     debug: values.debug ? (line) => ctx.stderr.write(`[debug] ${line}\n`) : undefined,
+    // This client alone skips verification: the process (and Node's own warning) stay untouched.
+    fetch: values.insecure === true ? insecureFetch : undefined,
   };
   const endpointUrl = str(values, 'endpoint');
   const tenant = str(values, 'tenant');
@@ -303,7 +331,7 @@ export async function send(ctx: Context, parsed: Parsed): Promise<void> {
 
 // ---- task ----
 
-function taskId(parsed: Parsed, what = 'task id'): string {
+export function taskId(parsed: Parsed, what = 'task id'): string {
   const id = parsed.positionals[0];
   if (id === undefined || id === '')
     throw new UsageError(`Give the ${what}.`, `Usage: ${COMMANDS[parsed.command]?.usage}`);

@@ -24,6 +24,34 @@ export interface Classified {
   exitCode: number;
 }
 
+/** What each certificate failure means and what to do, by the TLS error code Node gives. */
+const TLS_HINTS: Record<string, string> = {
+  DEPTH_ZERO_SELF_SIGNED_CERT:
+    "The agent's certificate is self-signed. Trust its CA with NODE_EXTRA_CA_CERTS=<ca.pem>, or (development only) pass --insecure.",
+  SELF_SIGNED_CERT_IN_CHAIN:
+    "The agent's certificate chain ends in a self-signed CA this machine does not trust. Add it with NODE_EXTRA_CA_CERTS=<ca.pem>, or (development only) pass --insecure.",
+  CERT_HAS_EXPIRED:
+    "The agent's certificate has expired; its operator must renew it (--insecure skips the check, development only).",
+  CERT_NOT_YET_VALID:
+    "The agent's certificate is not valid yet: check this machine's clock, or the certificate's start date.",
+  ERR_TLS_CERT_ALTNAME_INVALID:
+    "The agent's certificate is for another host name than the one in the URL: use the name the certificate lists, or fix the certificate.",
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+    "The agent's certificate is signed by a CA this machine does not know, or its server omits the intermediate certificates. Add the CA with NODE_EXTRA_CA_CERTS=<ca.pem>.",
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    "The agent's certificate is signed by a CA this machine does not know. Add it with NODE_EXTRA_CA_CERTS=<ca.pem>, or (development only) pass --insecure.",
+};
+
+/** The hint for a TLS failure, from the error code found down the error's cause chain. */
+export function tlsHint(error: unknown): string | undefined {
+  for (let current = error, depth = 0; current !== undefined && current !== null && depth < 5; depth++) {
+    const code = (current as { code?: unknown }).code;
+    if (typeof code === 'string' && TLS_HINTS[code] !== undefined) return TLS_HINTS[code];
+    current = (current as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
 export function classify(error: unknown, context: { credentialsGiven: boolean; debugHint: boolean }): Classified {
   const make = (
     code: string,
@@ -62,7 +90,7 @@ export function classify(error: unknown, context: { credentialsGiven: boolean; d
       return make(
         'A2ACLI_ERR_UNREACHABLE',
         error.message,
-        'Check the URL and that the agent is running; --debug shows each try.',
+        tlsHint(error) ?? 'Check the URL and that the agent is running; --debug shows each try.',
         3,
         error.status ?? null,
       );

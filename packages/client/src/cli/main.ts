@@ -9,9 +9,13 @@
  */
 
 import { type Context, cardGet, pushConfig, send, taskCancel, taskGet, taskList, taskSubscribe } from './commands.js';
+import { completion } from './completion.js';
+import { conformance } from './conformance.js';
+import { taskDownload } from './download.js';
 import { classify, UsageError } from './errors.js';
 import { COMMANDS, help, outputFormat, parse, parseDuration, serviceParameters, str, version } from './options.js';
 import { type Format, Printer } from './render.js';
+import { authLogin, authLogout, authStatus, configShow } from './settings.js';
 
 // ---- entry ----
 
@@ -41,15 +45,19 @@ export async function main(
   process.once('SIGINT', onSigint);
   let redact = (text: string) => text;
   const redactors: ((text: string) => string)[] = [];
+  let ctx: Context | undefined;
   try {
     const parsed = parse(argv);
     const { values, command } = parsed;
     format = outputFormat(values);
     credentialsGiven = [values.bearer, values['api-key'], values['svc-param']].some((v) => v !== undefined);
     // Credential values given directly are redacted from every message, even before a request.
-    const secrets = [str(values, 'bearer'), str(values, 'api-key'), ...Object.values(serviceParameters(values))].filter(
-      (s): s is string => s !== undefined && s.length >= 4 && !/^(file|exec|exec-shell):/.test(s),
-    );
+    const secrets = [
+      str(values, 'bearer'),
+      str(values, 'api-key'),
+      str(values, 'client-secret'),
+      ...Object.values(serviceParameters(values)),
+    ].filter((s): s is string => s !== undefined && s.length >= 4 && !/^(file|exec|exec-shell):/.test(s));
     redact = (text) => secrets.reduce((out, secret) => out.split(secret).join('***'), text);
     if (values.version === true) {
       stdout.write(`${version()}\n`);
@@ -62,13 +70,13 @@ export async function main(
       return 0;
     }
     if (COMMANDS[command] === undefined) throw new UsageError(`Unknown command "${command}".`);
+    for (const warning of parsed.warnings) stderr.write(`warning: ${warning}\n`);
     if (values.insecure === true) {
-      process.env.NODE_TLS_REJECT_UNAUTHORIZED = '0';
       stderr.write('WARNING: --insecure: TLS certificates are not verified; credentials may go to an impostor.\n');
     }
     const timeout = str(values, 'timeout');
     const poll = str(values, 'poll-interval');
-    const ctx: Context = {
+    ctx = {
       values,
       printer: new Printer(format, stdout, values.verbose === true),
       format,
@@ -99,6 +107,27 @@ export async function main(
       case 'task list':
         await taskList(ctx);
         break;
+      case 'task download':
+        await taskDownload(ctx, parsed);
+        break;
+      case 'config show':
+        configShow(ctx, parsed);
+        break;
+      case 'auth login':
+        await authLogin(ctx);
+        break;
+      case 'auth logout':
+        authLogout(ctx);
+        break;
+      case 'auth status':
+        authStatus(ctx);
+        break;
+      case 'conformance':
+        await conformance(ctx, parsed);
+        break;
+      case 'completion':
+        stdout.write(completion(parsed.positionals[0]));
+        break;
       case 'task subscribe':
         await taskSubscribe(ctx, parsed);
         break;
@@ -107,7 +136,11 @@ export async function main(
     }
     return 0;
   } catch (error) {
-    const { envelope, exitCode } = classify(error, { credentialsGiven, debugHint: true });
+    const { envelope, exitCode } = classify(error, {
+      // A credential stored by `auth login` counts as given once the command has read it.
+      credentialsGiven: credentialsGiven || ctx?.credentialsGiven === true,
+      debugHint: true,
+    });
     // The literal values, then what each client read from file: and exec: (known only to it).
     envelope.error.message = redactors.reduce((text, more) => more(text), redact(envelope.error.message));
     if (format === 'text') {

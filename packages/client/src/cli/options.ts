@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Binding, Version } from '../card.js';
+import { type ConfigFile, configFiles, envName } from './config.js';
 import { UsageError } from './errors.js';
 import type { Format } from './render.js';
 
@@ -26,6 +27,7 @@ export const GLOBAL: Record<string, OptionSpec> = {
   timeout: { type: 'string' },
   'poll-interval': { type: 'string' },
   'a2a-version': { type: 'string' },
+  config: { type: 'string' },
   retries: { type: 'string' },
   debug: { type: 'boolean' },
   verbose: { type: 'boolean' },
@@ -96,6 +98,11 @@ export const COMMANDS: Record<string, { options: Record<string, OptionSpec>; usa
     usage: 'a2a task subscribe -a <agent-card> <task-id> [--stream]',
     summary: "Follow a task's events until it is final or interrupted (resumes after a drop).",
   },
+  'task download': {
+    options: { dir: { type: 'string' }, force: { type: 'boolean' } },
+    usage: 'a2a task download -a <agent-card> <task-id> [--dir <directory>] [--force]',
+    summary: "Save a task's artifacts as files (file parts as themselves, text as .txt, data as .json).",
+  },
   'task push-config create': {
     options: { url: { type: 'string' }, token: { type: 'string' }, id: { type: 'string' } },
     usage: 'a2a task push-config create -a <agent-card> <task-id> --url <webhook> [--token <t>] [--id <config-id>]',
@@ -116,12 +123,54 @@ export const COMMANDS: Record<string, { options: Record<string, OptionSpec>; usa
     usage: 'a2a task push-config delete -a <agent-card> <task-id> <config-id>',
     summary: "Delete one of a task's push notification configs.",
   },
+  'config show': {
+    options: {},
+    usage: 'a2a config show [--config <path>]',
+    summary: 'Show each effective setting and where it came from (flag, environment, file, default); secrets masked.',
+  },
+  'auth login': {
+    options: {
+      'client-id': { type: 'string' },
+      'client-secret': { type: 'string' },
+      scope: { type: 'string' },
+      flow: { type: 'string' },
+    },
+    usage:
+      'a2a auth login -a <agent-card> (--client-id <id> [--client-secret <s>] [--flow client-credentials|device-code] [--scope <s>] | --bearer <token> | --api-key <key>)',
+    summary:
+      "Get an OAuth token (client credentials or device code, from the card's oauth2 scheme), or take a token or API key, and store it for that agent (mode 0600).",
+  },
+  'auth logout': {
+    options: {},
+    usage: 'a2a auth logout -a <agent-card>',
+    summary: 'Remove the credential stored for one agent.',
+  },
+  'auth status': {
+    options: {},
+    usage: 'a2a auth status',
+    summary: 'List the agents with a stored credential (the credential masked).',
+  },
+  conformance: {
+    options: {},
+    usage: 'a2a conformance -a <agent-card> [<text to send>]',
+    summary:
+      'Smoke-check a live agent: send, get, list, cancel, stream and errors on each binding; pass/fail per check.',
+  },
+  completion: {
+    options: {},
+    usage: 'a2a completion bash|zsh|fish',
+    summary: 'Print a shell completion script (e.g. `source <(a2a completion bash)`).',
+  },
 };
 
-/** What is never read from the environment (§5.2, §9.3). */
+/** What is never read from the environment or a file (§5.2, §9.3). */
 const FLAG_ONLY = new Set(['stream', 'help', 'version']);
 
-const envName = (flag: string) => `A2ACLI_${flag.replace(/-/g, '_').toUpperCase()}`;
+/** Where an option's value came from (`a2a config show`). */
+export type Source =
+  | { kind: 'flag' }
+  | { kind: 'environment'; variable: string }
+  | { kind: 'file'; path: string; variable: string };
 
 export const version = (): string => {
   const manifest = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -141,6 +190,7 @@ const GLOBAL_HELP = `Global options (each also from A2ACLI_<OPTION>, e.g. A2ACLI
   --svc-param <k:v>        A service parameter sent as a header; repeatable
                            (values here and in --bearer/--api-key may be file:PATH or exec:COMMAND)
   --tenant <id>            Routing identifier for every request (default: the interface's)
+  --config <path>          A .env file used in place of the local one (default: the nearest .env upward)
   --timeout <duration>     Whole-command limit, e.g. 30s, 2m (default: none)
   --poll-interval <d>      Polling interval while waiting (default 2s, backing off)
   --retries <n>            Tries on network errors and 502/503/504 (default 4)
@@ -182,6 +232,14 @@ export interface Parsed {
   positionals: string[];
   values: Record<string, string | boolean | string[] | undefined>;
   tokens: { kind: string; name?: string; value?: string | undefined; index: number }[];
+  /** Where each option given a value got it. */
+  sources: Record<string, Source>;
+  /** The configuration files read, highest precedence first. */
+  files: ConfigFile[];
+  localPath: string | undefined;
+  userPath: string;
+  /** Problems with those files, for stderr. */
+  warnings: string[];
 }
 
 export function parse(argv: string[]): Parsed {
@@ -195,12 +253,24 @@ export function parse(argv: string[]): Parsed {
   }
   const positionals = [...result.positionals];
   let command = positionals.shift() ?? '';
-  if (command === 'task' || command === 'card') {
+  if (command === 'task' || command === 'card' || command === 'config' || command === 'auth') {
     command = `${command} ${positionals.shift() ?? ''}`.trim();
     if (command === 'task push-config') command = `${command} ${positionals.shift() ?? ''}`.trim();
   }
   const values = result.values as Parsed['values'];
+  const sources: Record<string, Source> = {};
+  for (const name of Object.keys(values)) sources[name] = { kind: 'flag' };
   const spec = COMMANDS[command];
+  const explicitConfig = (values.config as string | undefined) ?? (process.env[envName('config')] || undefined);
+  if (values.config === undefined && explicitConfig !== undefined) {
+    values.config = explicitConfig;
+    sources.config = { kind: 'environment', variable: envName('config') };
+  }
+  // Help and version need no configuration: a broken file must not stop them.
+  const wantsConfig = spec !== undefined && values.help !== true && values.version !== true;
+  const found = wantsConfig
+    ? configFiles(explicitConfig)
+    : { files: [], warnings: [], localPath: undefined, userPath: '' };
   if (spec !== undefined) {
     const own = spec.options;
     for (const name of Object.keys(values)) {
@@ -208,14 +278,29 @@ export function parse(argv: string[]): Parsed {
         throw new UsageError(`${command} has no option --${name}.`, `Run \`a2a ${command} --help\`.`);
     }
     for (const name of [...Object.keys(GLOBAL), ...Object.keys(own)]) {
-      if (values[name] !== undefined || FLAG_ONLY.has(name)) continue;
-      const fromEnv = process.env[envName(name)];
-      if (fromEnv === undefined || fromEnv === '') continue;
-      const spec = GLOBAL[name] ?? own[name];
-      values[name] = spec?.type === 'boolean' ? /^(1|true|yes)$/i.test(fromEnv) : spec?.multiple ? [fromEnv] : fromEnv;
+      if (values[name] !== undefined || FLAG_ONLY.has(name) || name === 'config') continue;
+      const variable = envName(name);
+      let raw = process.env[variable];
+      let source: Source = { kind: 'environment', variable };
+      if (raw === undefined || raw === '') {
+        const file = found.files.find((f) => (f.entries.get(variable) ?? '') !== '');
+        if (file === undefined) continue;
+        raw = file.entries.get(variable) as string;
+        source = { kind: 'file', path: file.path, variable };
+      }
+      const option = GLOBAL[name] ?? own[name];
+      values[name] = option?.type === 'boolean' ? /^(1|true|yes)$/i.test(raw) : option?.multiple ? [raw] : raw;
+      sources[name] = source;
     }
   }
-  return { command, positionals, values, tokens: (result.tokens ?? []) as Parsed['tokens'] };
+  return {
+    command,
+    positionals,
+    values,
+    tokens: (result.tokens ?? []) as Parsed['tokens'],
+    sources,
+    ...found,
+  };
 }
 
 export const str = (values: Parsed['values'], name: string): string | undefined => values[name] as string | undefined;
