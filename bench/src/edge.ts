@@ -356,4 +356,6 @@ async function main(): Promise<void> {
   process.stderr.write(`wrote ${out}\n`);
 }
 
-await main();
+// `--profile`: the CPU profile under load instead (edge-profile.ts).
+if (process.argv.includes('--profile')) await import('./edge-profile.js');
+else await main();
