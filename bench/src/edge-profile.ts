@@ -11,15 +11,32 @@
  */
 
 import { fork } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MemoryStore } from '@fastify-a2a/store-memory';
-import autocannon from 'autocannon';
 import Fastify, { type FastifyPluginAsync } from 'fastify';
 import type { A2APluginOptions } from 'fastify-a2a';
 import { demoCard, echoAgent } from '../../examples/demo/src/agents.js';
+
+// autocannon ships no type declarations and @types/autocannon is not a dependency: type what is used.
+interface LoadOptions {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  body?: string;
+  requests?: { setupRequest: (request: { body?: string }) => { body?: string } }[];
+}
+interface LoadResult {
+  requests: { average: number; total: number };
+  errors: number;
+  non2xx: number;
+}
+const autocannon = createRequire(import.meta.url)('autocannon') as (
+  options: LoadOptions & { connections: number; duration: number },
+) => Promise<LoadResult>;
 
 const SELF = fileURLToPath(import.meta.url);
 const BENCH_DIR = join(SELF, '../..');
@@ -192,7 +209,7 @@ async function profileOne(
   const base = `http://127.0.0.1:${port}`;
   const headers: Record<string, string> = { 'content-type': 'application/json', ...(version === '1.0' ? { 'a2a-version': '1.0' } : {}) };
   const send = sendRequest(binding, version);
-  let options: autocannon.Options;
+  let options: LoadOptions;
   if (operation === 'send') {
     options = {
       url: base + send.path,
