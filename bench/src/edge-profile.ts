@@ -11,8 +11,8 @@
  */
 
 import { fork } from 'node:child_process';
-import { createRequire } from 'node:module';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -71,12 +71,23 @@ function sendRequest(binding: Binding, version: Version): { path: string; body: 
   const message = () =>
     version === '1.0'
       ? { messageId: `p-${++messageCount}`, role: 'ROLE_USER', parts: [{ text: 'hello benchmark world' }] }
-      : { kind: 'message', messageId: `p-${++messageCount}`, role: 'user', parts: [{ kind: 'text', text: 'hello benchmark world' }] };
+      : {
+          kind: 'message',
+          messageId: `p-${++messageCount}`,
+          role: 'user',
+          parts: [{ kind: 'text', text: 'hello benchmark world' }],
+        };
   if (binding === 'jsonrpc') {
     const method = version === '1.0' ? 'SendMessage' : 'message/send';
-    return { path: '/a2a', body: () => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { message: message() } }) };
+    return {
+      path: '/a2a',
+      body: () => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { message: message() } }),
+    };
   }
-  return { path: version === '1.0' ? '/message:send' : '/v1/message:send', body: () => JSON.stringify({ message: message() }) };
+  return {
+    path: version === '1.0' ? '/message:send' : '/v1/message:send',
+    body: () => JSON.stringify({ message: message() }),
+  };
 }
 
 /** Stages, in the order the table lists them, and the rule that says which frame is whose. */
@@ -205,9 +216,14 @@ async function profileOne(
     execArgv: ['--conditions=@fastify-a2a/source', '--import', 'tsx', '--cpu-prof', `--cpu-prof-dir=${dir}`],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const port = await new Promise<number>((resolve) => child.once('message', (m) => resolve((m as { port: number }).port)));
+  const port = await new Promise<number>((resolve) =>
+    child.once('message', (m) => resolve((m as { port: number }).port)),
+  );
   const base = `http://127.0.0.1:${port}`;
-  const headers: Record<string, string> = { 'content-type': 'application/json', ...(version === '1.0' ? { 'a2a-version': '1.0' } : {}) };
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    ...(version === '1.0' ? { 'a2a-version': '1.0' } : {}),
+  };
   const send = sendRequest(binding, version);
   let options: LoadOptions;
   if (operation === 'send') {
@@ -227,7 +243,12 @@ async function profileOne(
     const id = created.result?.id ?? created.result?.task?.id ?? created.task?.id ?? created.id;
     if (binding === 'jsonrpc') {
       const method = version === '1.0' ? 'GetTask' : 'tasks/get';
-      options = { url: `${base}/a2a`, method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { id } }) };
+      options = {
+        url: `${base}/a2a`,
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { id } }),
+      };
     } else {
       options = { url: `${base}${version === '1.0' ? '' : '/v1'}/tasks/${id}`, method: 'GET', headers };
     }
@@ -236,7 +257,8 @@ async function profileOne(
   // count below does too, so µs per request is over the same span.
   await autocannon({ ...options, connections: 64, duration: 1 });
   const result = await autocannon({ ...options, connections: 64, duration: DURATION_S });
-  if (result.non2xx > 0 || result.errors > 0) throw new Error(`${operation} ${binding} ${version}: ${result.non2xx} non-2xx, ${result.errors} errors`);
+  if (result.non2xx > 0 || result.errors > 0)
+    throw new Error(`${operation} ${binding} ${version}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   child.send('exit');
   await new Promise((resolve) => child.once('exit', resolve));
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
@@ -244,7 +266,11 @@ async function profileOne(
   const times = stageTimes(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile);
   rmSync(dir, { recursive: true, force: true });
   // The warm-up's requests are in the profile too.
-  return { times, requests: result.requests.total * ((DURATION_S + 1) / DURATION_S), reqPerSec: result.requests.average };
+  return {
+    times,
+    requests: result.requests.total * ((DURATION_S + 1) / DURATION_S),
+    reqPerSec: result.requests.average,
+  };
 }
 
 async function main(): Promise<void> {
@@ -269,7 +295,9 @@ async function main(): Promise<void> {
   ];
   for (const stage of STAGES) {
     if (columns.every((c) => (c.times.get(stage) ?? 0) === 0)) continue;
-    lines.push(`| ${stage} | ${columns.map((c) => `${(((c.times.get(stage) ?? 0) / total(c)) * 100).toFixed(1)}`).join(' | ')} |`);
+    lines.push(
+      `| ${stage} | ${columns.map((c) => `${(((c.times.get(stage) ?? 0) / total(c)) * 100).toFixed(1)}`).join(' | ')} |`,
+    );
   }
   lines.push(`| **busy CPU µs per request** | ${columns.map((c) => (total(c) / c.requests).toFixed(0)).join(' | ')} |`);
   lines.push(`| req/s (measured run) | ${columns.map((c) => c.reqPerSec.toFixed(0)).join(' | ')} |`);

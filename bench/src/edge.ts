@@ -7,29 +7,23 @@
  *
  * BENCH_EDGE_BASELINE=<path of another checkout's packages/fastify/src/index.ts> also measures that
  * plugin, alternating with this one, for a before/after table (bench/PROFILE.md says how).
- * BENCH_EDGE_ROUNDS (default 7) and BENCH_EDGE_CASE_MS (default 60, the time one case runs per
+ * BENCH_EDGE_ROUNDS (default 15) and BENCH_EDGE_CASE_MS (default 30, the time one case runs per
  * round) trade precision for time.
  */
 
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import {
-  type CallContext,
-  JsonRpcBinding,
-  jsonRpc0_3,
-  jsonRpc1_0,
-  type ProtocolVersion,
-} from '@fastify-a2a/core';
-import { MemoryStore } from '@fastify-a2a/store-memory';
 import fastifySseModule, { type SSEPluginOptions } from '@fastify/sse';
+import { type CallContext, JsonRpcBinding, jsonRpc0_3, jsonRpc1_0, type ProtocolVersion } from '@fastify-a2a/core';
+import { MemoryStore } from '@fastify-a2a/store-memory';
 import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import { type A2APluginOptions, a2aPlugin } from 'fastify-a2a';
 import { demoCard, echoAgent } from '../../examples/demo/src/agents.js';
 
 const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
-const ROUNDS = Number(process.env.BENCH_EDGE_ROUNDS ?? 7);
-const CASE_MS = Number(process.env.BENCH_EDGE_CASE_MS ?? 60);
+const ROUNDS = Number(process.env.BENCH_EDGE_ROUNDS ?? 15);
+const CASE_MS = Number(process.env.BENCH_EDGE_CASE_MS ?? 30);
 const fastifySse = fastifySseModule as unknown as FastifyPluginAsync<SSEPluginOptions>;
 
 /** One measured case: `run` does `batch` operations; its setup is done before the rounds. */
@@ -166,7 +160,6 @@ async function pluginCases(label: string, plugin: Plugin): Promise<{ cases: Case
  * reply cost whatever the plugin does, then the same route with one of the plugin's pieces added.
  */
 async function floorCases(answer: unknown): Promise<{ cases: Case[]; close: () => Promise<void> }> {
-  const text = JSON.stringify(answer);
   const apps: FastifyInstance[] = [];
   const variant = async (setup: (scope: FastifyInstance) => Promise<void> | void, routeOptions: object) => {
     const app = Fastify({ logger: false });
@@ -226,9 +219,17 @@ async function floorCases(answer: unknown): Promise<{ cases: Case[]; close: () =
 async function stageCases(): Promise<{ cases: Case[]; answer: unknown; close: () => Promise<void> }> {
   const app = await agentServer(a2aPlugin, 'off');
   const agent = app.a2a.get();
-  const binding = new JsonRpcBinding({ dispatcher: agent.dispatcher, mappings: { '0.3': jsonRpc0_3, '1.0': jsonRpc1_0 } });
+  const binding = new JsonRpcBinding({
+    dispatcher: agent.dispatcher,
+    mappings: { '0.3': jsonRpc0_3, '1.0': jsonRpc1_0 },
+  });
   const taskId = await taskIdOf(app, 'jsonrpc', '0.3');
-  const ctx: CallContext = { version: '0.3', binding: 'JSONRPC', principal: undefined, tenant: undefined } as CallContext;
+  const ctx: CallContext = {
+    version: '0.3',
+    binding: 'JSONRPC',
+    principal: undefined,
+    tenant: undefined,
+  } as CallContext;
   const getBody = getCall('jsonrpc', '0.3', taskId).payload as string;
   const sendBody = () => sendCall('jsonrpc', '0.3')().payload as string;
   const getRequest = JSON.parse(getBody) as { params: unknown };
@@ -258,7 +259,11 @@ async function stageCases(): Promise<{ cases: Case[]; answer: unknown; close: ()
       name: 'stage',
       run: loop(() => codec.decode('sendMessage', sendRequest.params, 'params')),
     },
-    { group: 'core: runtime getTask (memory store)', name: 'stage', run: asyncLoop(() => agent.runtime.getTask({ id: taskId }, ctx)) },
+    {
+      group: 'core: runtime getTask (memory store)',
+      name: 'stage',
+      run: asyncLoop(() => agent.runtime.getTask({ id: taskId }, ctx)),
+    },
     { group: 'core: codec encodeResult (task)', name: 'stage', run: loop(() => codec.encodeResult('getTask', task)) },
     {
       group: 'core: dispatch (validate, gates, getTask, encode)',
@@ -279,13 +284,21 @@ async function stageCases(): Promise<{ cases: Case[]; answer: unknown; close: ()
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1 ? (sorted[mid] as number) : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
+/**
+ * ns of this process's CPU (user + system) per operation. CPU time rather than wall time: every
+ * case runs on this thread without waiting on anything outside it, and on a machine shared by
+ * several busy processes wall time counts their turns on the cores too.
+ */
 async function timed(test: Case, batch: number): Promise<number> {
-  const start = process.hrtime.bigint();
+  const start = process.cpuUsage();
   await test.run(batch);
-  return Number(process.hrtime.bigint() - start) / batch;
+  const used = process.cpuUsage(start);
+  return ((used.user + used.system) * 1000) / batch;
 }
 
 async function main(): Promise<void> {
@@ -323,14 +336,14 @@ async function main(): Promise<void> {
   const lines = [
     '# The edge, stage by stage (npm run bench:edge)',
     '',
-    `${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${ROUNDS} alternating rounds of about ${CASE_MS} ms per case; medians in µs per operation (spread: lowest–highest round). No network: requests go through Fastify's \`inject\` (whose own cost is in the floor rows), stages are direct calls. Memory store, the demo's echo agent, logger off unless the row says otherwise. On this shared machine rows drift by 10–20 % between runs: compare rows of one run.`,
+    `${new Date().toISOString().slice(0, 10)}, Node ${process.version}, ${ROUNDS} alternating rounds of about ${CASE_MS} ms per case; medians in µs of the process's CPU time per operation (spread: lowest–highest round). No network: requests go through Fastify's \`inject\` (whose own cost is in the floor rows), stages are direct calls. Memory store, the demo's echo agent, logger off unless the row says otherwise. On this shared machine rows drift by 10–20 % between runs: compare rows of one run.`,
     '',
   ];
   const groups = [...new Set(cases.map((test) => test.group))];
   const withBaseline = baseline !== undefined;
   lines.push(
     withBaseline
-      ? '| case | baseline µs | this branch µs | change |\n| --- | ---: | ---: | ---: |'
+      ? "| case | baseline µs | this branch µs | change (median of the rounds' ratios) |\n| --- | ---: | ---: | ---: |"
       : '| case | µs per op | spread |\n| --- | ---: | --- |',
   );
   for (const group of groups) {
@@ -340,9 +353,12 @@ async function main(): Promise<void> {
       return test === undefined ? undefined : (samples.get(test) as number[]);
     };
     if (withBaseline && of('baseline') !== undefined) {
-      const before = median(of('baseline') as number[]);
-      const after = median(of('this branch') as number[]);
-      lines.push(`| ${group} | ${us(before)} | ${us(after)} | ${(((after - before) / before) * 100).toFixed(0)} % |`);
+      const before = of('baseline') as number[];
+      const after = of('this branch') as number[];
+      // The change is the median of each round's own ratio: both ran in that round, minutes apart
+      // at most, so the machine's drift between rounds cancels out.
+      const change = median(after.map((value, round) => value / (before[round] as number) - 1));
+      lines.push(`| ${group} | ${us(median(before))} | ${us(median(after))} | ${(change * 100).toFixed(0)} % |`);
     } else {
       const values = samples.get(inGroup[0] as Case) as number[];
       const spread = withBaseline ? us(median(values)) : `${us(Math.min(...values))}–${us(Math.max(...values))}`;
