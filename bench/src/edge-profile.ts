@@ -5,16 +5,16 @@
  * BENCH_EDGE_PROFILE_S seconds, default 3) calls it; every sample of the server's main thread is
  * charged to the stage of the nearest frame on its stack that belongs to one (a Node internal or a
  * promise job is passed over to its caller), so the shares add up to the busy time. Writes
- * bench/EDGE_PROFILE.md. BENCH_EDGE_LOGGING=warn|info|off (default warn, as the demo is run) sets
+ * bench/profiles/edge-profile.md (git-ignored; bench/PROFILE.md keeps the tables). BENCH_EDGE_LOGGING=warn|info|off (default warn, as the demo is run) sets
  * the server's pino level; BENCH_EDGE_PLUGIN=<path of a packages/fastify/src/index.ts> profiles
  * another checkout's plugin.
  */
 
 import { fork } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import Fastify, { type FastifyPluginAsync } from 'fastify';
@@ -303,7 +303,8 @@ async function main(): Promise<void> {
   lines.push(`| req/s (measured run) | ${columns.map((c) => c.reqPerSec.toFixed(0)).join(' | ')} |`);
   const table = `${lines.join('\n')}\n`;
   process.stdout.write(table);
-  const out = process.env.BENCH_EDGE_OUT ?? join(BENCH_DIR, 'EDGE_PROFILE.md');
+  const out = process.env.BENCH_EDGE_OUT ?? join(BENCH_DIR, 'profiles', 'edge-profile.md');
+  mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, table);
   process.stderr.write(`wrote ${out}\n`);
 }
