@@ -245,8 +245,8 @@ export class StreamHub {
   #onEmpty: (() => void)[] = [];
 
   constructor(heartbeatIntervalMs: number) {
-    // One timer for every open stream rather than one per stream (@fastify/sse's own heartbeat is
-    // off on the routes): an idle stream then costs no timer at all.
+    // One timer for every open stream rather than one per stream: an idle stream then costs no
+    // timer at all.
     this.#heartbeat =
       heartbeatIntervalMs > 0
         ? setInterval(() => {
@@ -266,7 +266,7 @@ export class StreamHub {
    * Writes the stream until it ends, the client goes away or the server closes. Resolves once the
    * first event is written (or the stream ended before one): the route handler then returns and
    * Fastify's part is done, while a {@link StreamPump} writes the rest and ends the response, so a
-   * held stream keeps no suspended async frame of the route, of @fastify/sse or of this method
+   * held stream keeps no suspended async frame of the route or of this method
    * (bench/PROFILE.md, per-stream memory).
    */
   pipe(reply: FastifyReply, stream: EncodedStream, end: StreamEnd): Promise<void> {
