@@ -36,6 +36,8 @@ export function requestedVersion(request: FastifyRequest): ProtocolVersion {
   }
   const text = value?.trim() ?? '';
   if (text === '') return '0.3';
+  // What clients send, answered without the pattern's match array and strings.
+  if (text === '1.0' || text === '0.3') return text;
   const match = /^(\d+)\.(\d+)(?:\.\d+)?$/.exec(text);
   const version = match === null ? undefined : `${Number(match[1])}.${Number(match[2])}`;
   if (version === '0.3' || version === '1.0') return version;

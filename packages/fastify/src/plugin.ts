@@ -1,11 +1,11 @@
 /**
- * fastify-a2a: one agent per registration, served over A2A 0.3 on JSON-RPC and HTTP+JSON. The
+ * fastify-a2a: one agent per registration, served over A2A 0.3 and 1.0 (the request's
+ * `A2A-Version` picks one) on JSON-RPC and HTTP+JSON, streams as Server-Sent Events. The
  * plugin (fastify-plugin, so `fastify.a2a` is visible to the application) builds the runtime,
  * the service and the one dispatch; each binding then lives in an encapsulated scope of its own,
  * so its body parsers and error handlers never touch the application's other routes.
  */
 
-import fastifySseModule, { type SSEPluginOptions } from '@fastify/sse';
 import {
   A2AError,
   A2ARuntime,
@@ -53,11 +53,6 @@ import { StreamHub } from './sse.js';
 import { createStoreFromUrl } from './store-url.js';
 import { observabilityOf } from './telemetry/setup.js';
 import { tenantHookOf } from './tenants.js';
-
-// At run time the default import is the CommonJS module.exports, which is the fastify-plugin
-// wrapped function (its `.default` and `.fastifySSE` are the unwrapped one, which would be
-// encapsulated and never see our routes); the type declarations describe it differently.
-const fastifySse = fastifySseModule as unknown as FastifyPluginAsync<SSEPluginOptions>;
 
 /** The store the options name, and whether the plugin created it (and so closes it). */
 async function storeOf(options: ResolvedOptions): Promise<{ store: A2AStore; owned: boolean }> {
@@ -250,7 +245,6 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
         pluginTimeoutMs: fastify.initialConfig.pluginTimeout ?? 0,
         onClosed: () => agents.delete(prefix),
       });
-      await scope.register(fastifySse);
       await scope.register(cardRoutes, {
         cards,
         baseUrl,
@@ -294,6 +288,6 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
   );
 };
 
-/** Serves one agent over A2A v0.3.0 (JSON-RPC and HTTP+JSON, with SSE). Register once per agent, each under its own `prefix`. */
+/** Serves one agent over A2A 0.3 and 1.0 (JSON-RPC and HTTP+JSON, with SSE). Register once per agent, each under its own `prefix`. */
 export const a2aPlugin = fp(a2aPluginImpl, { fastify: '5.x', name: 'fastify-a2a' });
 export default a2aPlugin;

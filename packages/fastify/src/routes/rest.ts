@@ -21,7 +21,7 @@ import { type Authentication, requireAuthentication } from '../auth/authenticati
 import { limitBodyTime } from '../body-deadline.js';
 import { RequestContext, requestedVersion } from '../context.js';
 import { lingerAfterAnswer } from '../lingering-close.js';
-import { SSE_ROUTE_OPTIONS, type StreamHub } from '../sse.js';
+import type { StreamHub } from '../sse.js';
 import { tenantOf } from '../tenants.js';
 import { isJsonContentType, withTrailingSlash } from './jsonrpc.js';
 
@@ -228,7 +228,7 @@ async function restScope(
     // With a trailing slash too, as JSON-RPC's endpoint (issue 23); 0.3's `/v1/…/` reaches the
     // binding through the wildcard below. The binding's router reads the path without it.
     for (const path of url.startsWith('/v1/') ? [url] : withTrailingSlash(scope, prefix, route.method, url)) {
-      scope.route({ method: route.method, url: path, sse: SSE_ROUTE_OPTIONS, handler });
+      scope.route({ method: route.method, url: path, handler });
     }
   }
 
@@ -241,7 +241,7 @@ async function restScope(
   // application's handler for them (e.g. @fastify/cors's `OPTIONS *`). It can stream too: a path
   // with an empty segment (`/v1//tasks/t1:subscribe`) arrives here and reads as the path without it,
   // as it does on the routes themselves when Fastify's router is told to ignore such slashes.
-  scope.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: '/v1/*', sse: SSE_ROUTE_OPTIONS, handler });
+  scope.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: '/v1/*', handler });
 }
 
 /**
