@@ -142,7 +142,7 @@ export interface A2APluginOptions {
    * `true`: every new task is written before its agent runs, so a messageId sent twice at the same
    * moment (a hedged request on two workers) never starts the agent twice. `false`: a blocking
    * message/send in a new context writes its task with the agent's first updates, one commit
-   * instead of two (see the README's "What a send writes"). @default false
+   * instead of two (see docs/multi-worker.md, "What a send writes"). @default false
    */
   createTaskBeforeRun?: boolean;
   /** Fails a turn that runs longer than this many ms. @default undefined (no limit) */
@@ -478,7 +478,7 @@ export function resolveOptions(opts: unknown): ResolvedOptions {
   const given = opts as Record<string, unknown>;
   for (const key of Object.keys(given)) {
     if (!Object.hasOwn(OPTION_SPEC, key) && !FASTIFY_REGISTER_OPTIONS.has(key)) {
-      throw invalidOption(`unknown option "${key}"; see the README's options table.`);
+      throw invalidOption(`unknown option "${key}"; see the options table in docs/configuration.md.`);
     }
   }
   const resolved: Record<string, unknown> = {};
