@@ -27,6 +27,7 @@ export class BatchItemError extends Error {
  * transaction, which better-sqlite3 wraps in a SAVEPOINT, so a version conflict or a duplicate
  * message id (our own A2AErrors) rolls back that commit alone and the others go on. Any other
  * error ends the batch, rolled back whole, as a BatchItemError.
+ * @internal (its inferred type names better-sqlite3's internal namespace)
  */
 export function batchTransaction(
   db: Database.Database,

@@ -7,7 +7,7 @@
  */
 
 import { type Clock, Subscribers, type Unsubscribe } from '@fastify-a2a/core';
-import type { Statements } from './statements.js';
+import type Database from 'better-sqlite3';
 
 /**
  * How far back subscribeAll's poll looks before the last update it saw: processes on one machine
@@ -15,9 +15,22 @@ import type { Statements } from './statements.js';
  */
 const ALL_TASKS_CLOCK_MARGIN_MS = 2000;
 
+/**
+ * The statements the poller runs, typed here rather than as a slice of the store's whole statement
+ * set: that set's inferred type names better-sqlite3's internal namespace, which a declaration file
+ * cannot, so it stays internal to the package (`@internal`, stripped from the .d.ts files).
+ */
+export interface PollerStatements {
+  dataVersion: Database.Statement<[], number>;
+  taskVersion: Database.Statement<[string, string], number>;
+  taskVersions: Database.Statement<[string, string], { task_id: string; version: number }>;
+  queuedTasks: Database.Statement<[string, string], string>;
+  tasksUpdatedSince: Database.Statement<[string, number], { task_id: string; version: number; updated_at: number }>;
+}
+
 export interface ChangePollerOptions {
-  /** The store's statements while it is open. */
-  statements(): Statements | undefined;
+  /** The store's statements while it is open (the ones the poller runs). */
+  statements(): PollerStatements | undefined;
   namespace: string;
   clock: Clock;
   /** Whether other processes can commit to the file (not for `:memory:`): only then is there anything to poll. */

@@ -115,9 +115,13 @@ function listStatements(db: Database.Database, columns: string) {
   }));
 }
 
+/** @internal (see PollerStatements in poller.ts for why) */
 export type Statements = ReturnType<typeof prepare>;
 
-/** Every statement the store runs, prepared once per connection (after migrating, so tables exist). */
+/**
+ * Every statement the store runs, prepared once per connection (after migrating, so tables exist).
+ * @internal
+ */
 export function prepare(db: Database.Database) {
   const columns = 'task_json AS task, version, created_at, updated_at, owner, trace_context';
   const turnColumns = 'context_id, position, task_id, turn_id, worker_id';
