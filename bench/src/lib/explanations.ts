@@ -19,7 +19,8 @@ export type TargetKind =
   | 'send-postgres'
   | 'send-postgres-peer'
   | 'streams'
-  | 'rss';
+  | 'rss'
+  | 'telemetry';
 
 /**
  * What the SDK peer writes per blocking send of the echo agent, from @a2a-js/sdk 1.3.0's
@@ -116,6 +117,12 @@ export function whyMissed(kind: TargetKind, result: RunResult): string | undefin
         'Two earlier full runs today, on nearly the same code, measured −17 % and +6 % here: this verdict flips from run to run.',
       ].join(' ');
     }
+    case 'telemetry':
+      return [
+        `**Metrics + tracing** (memory-telemetry, message/send at ${x(ratio(rps('memory-telemetry', 'send'), rps('memory', 'send')))} memory's rate).`,
+        'Metrics alone cost less than the noise; the cost is tracing with the OpenTelemetry SDK installed and every span sampled: the SDK building and ending the one SERVER span per request, and on Node 20 the promise hooks that AsyncLocalStorage turns on for every promise of the process once the span is made the active context (so that the agent\'s spans nest under it).',
+        'bench/TELEMETRY.md (`npm run bench:telemetry`) measures each share on its own and what a sampler saves.',
+      ].join(' ');
     default:
       return undefined;
   }
