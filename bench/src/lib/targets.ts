@@ -124,7 +124,7 @@ function telemetryCost(result: RunResult): Measured {
   if (!rate || !on || !off) return notMeasured('no rounds of memory-telemetry and memory');
   const errors = roundErrors(result, 'memory-telemetry', 'send');
   return {
-    text: `${comparisonText(rate)} the rate (${pct((rate.ratio - 1) * 100)}), CPU per send ${fmt(on.cpuPerRequestMs, 3)} ms against ${fmt(off.cpuPerRequestMs, 3)} ms${errors ? `, ${fmt(errors)} errors` : ''}`,
+    text: `${comparisonText(rate)} the rate (${Math.abs((1 - rate.ratio) * 100).toFixed(1)} % ${rate.ratio <= 1 ? 'slower' : 'faster'}), CPU per send ${fmt(on.cpuPerRequestMs, 3)} ms against ${fmt(off.cpuPerRequestMs, 3)} ms${errors ? `, ${fmt(errors)} errors` : ''}`,
     verdict: rate.ratio >= 0.95 && errors === 0 ? 'met' : 'missed',
   };
 }
