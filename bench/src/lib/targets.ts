@@ -190,7 +190,8 @@ export function evaluateTargets(result: RunResult): TargetRow[] {
   ];
   rows.push({
     kind: 'telemetry',
-    target: 'message/send (memory) with metrics + tracing on vs off ≤ 5 % slower (SDK installed, every span sampled, no exporter)',
+    target:
+      'message/send (memory) with metrics + tracing on vs off ≤ 5 % slower (SDK installed, every span sampled, no exporter)',
     shipped: telemetryCost(result),
     bare: notMeasured('measured as shipped only'),
   });
