@@ -120,7 +120,7 @@ export function whyMissed(kind: TargetKind, result: RunResult): string | undefin
     case 'telemetry':
       return [
         `**Metrics + tracing** (memory-telemetry, message/send at ${x(ratio(rps('memory-telemetry', 'send'), rps('memory', 'send')))} memory's rate).`,
-        "Metrics alone cost less than the noise; the cost is tracing with the OpenTelemetry SDK installed and every span sampled: the SDK building and ending the one SERVER span per request, and on Node 20 the promise hooks that AsyncLocalStorage turns on for every promise of the process once the span is made the active context (so that the agent's spans nest under it).",
+        "Metrics alone cost less than the noise; the cost is tracing: one SERVER span and one context switch per request, and on Node 20 that one switch (which lets the agent's spans nest under the operation's) turns on AsyncLocalStorage's promise hooks for every promise of the process, about half the CPU added; the SDK's span work is most of the rest.",
         'bench/TELEMETRY.md (`npm run bench:telemetry`) measures each share on its own and what a sampler saves.',
       ].join(' ');
     default:
