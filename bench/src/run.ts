@@ -12,7 +12,9 @@
  * postgres://…?schema=bench_<random> (schemas dropped at the end), each in two configurations:
  * memory, sqlite, postgres as users run the demo (its push options, push on, a pino logger at
  * `warn`) and memory-bare, sqlite-bare, postgres-bare (logger off, push off); plus memory-info, the
- * demo with Fastify's request logs at `info` (what request logging costs).
+ * demo with Fastify's request logs at `info` (what request logging costs); and memory-telemetry, the
+ * demo as shipped with metrics and tracing on (the OpenTelemetry SDK installed, every span sampled
+ * and recorded, no exporter), measured next to memory in every round: what telemetry costs (issue 18).
  *
  * 1. Alternating rounds (BENCH_ROUNDS, default 3, quick 2): in every round each server in turn, in
  *    the same order (A B … A B … A B …), is started as a fresh process, measured on `send` (blocking
@@ -24,7 +26,7 @@
  *    a restarted deployment would. The server's CPU (utime + stime from /proc/<pid>/stat) is read
  *    before and after each measured window. RESULTS.md gives the medians per server, the range of
  *    the per-round ratios, and the targets computed from the medians.
- * 2. Once per server (not minimal, not memory-info), on a fresh process:
+ * 2. Once per server (not minimal, memory-info or memory-telemetry), on a fresh process:
  *    - send: the blocking send again, then a second identical window (sustained load) with memory
  *      after a GC at the end of each (is RSS flat?);
  *    - send1 (fastify-a2a only): the same send as A2A 1.0's SendMessage (A2A-Version: 1.0), so the
@@ -41,7 +43,7 @@
  *   BENCH_STREAM_OPEN_CONCURRENCY (256 streams connecting at a time);
  * - BENCH_QUICK=1 (or `npm run bench -- --quick`) for the quick defaults; BENCH_SERVERS /
  *   BENCH_SCENARIOS: comma lists to run a subset (ceiling,minimal,sdk,sdk-sqlite,sdk-postgres,memory,
- *   memory-bare,memory-info,sqlite,sqlite-bare,postgres,postgres-bare / send,send1,grpc,get,streams);
+ *   memory-bare,memory-info,memory-telemetry,sqlite,sqlite-bare,postgres,postgres-bare / send,send1,grpc,get,streams);
  * - BENCH_POSTGRES_URL (or A2A_TEST_POSTGRES_URL; default postgres://postgres@127.0.0.1:5432/test).
  *
  * Writes bench/results/<date>.json and regenerates bench/RESULTS.md (a subset run writes only
@@ -509,7 +511,7 @@ interface BenchEntry {
   configuration?: Configuration;
   /** Runs once, before the server's first start (an SDK peer's table). */
   prepare?: () => Promise<void>;
-  /** Only in the rounds: the minimal server (no streams, no 1.0) and memory-info (a cost, not a target). */
+  /** Only in the rounds: the minimal server (no streams, no 1.0), memory-info and memory-telemetry (costs measured against memory). */
   roundsOnly?: boolean;
 }
 
@@ -518,14 +520,19 @@ const CONFIGURATION_ENV: Record<Configuration, Record<string, string>> = {
   shipped: { BENCH_PUSH: 'on', BENCH_LOG_LEVEL: 'warn' },
   bare: {},
   info: { BENCH_PUSH: 'on', BENCH_LOG_LEVEL: 'info' },
+  telemetry: { BENCH_PUSH: 'on', BENCH_LOG_LEVEL: 'warn', BENCH_TELEMETRY: 'on' },
 };
 const CONFIGURATION_LABEL: Record<Configuration, string> = {
   shipped: 'as shipped (push on, logger warn)',
   bare: 'bare (logger off, push off)',
   info: 'as shipped, request logs at info',
+  telemetry: 'as shipped, metrics + tracing (SDK, no exporter)',
 };
 
-/** The fastify-a2a servers: each store as shipped and bare, and the memory store with info request logs. */
+/**
+ * The fastify-a2a servers: each store as shipped and bare, and the memory store with info request
+ * logs and with telemetry on.
+ */
 async function fastifyA2aEntries(tmp: string): Promise<BenchEntry[]> {
   const stores: { name: string; label: string; url: (suffix: string) => string }[] = [
     { name: 'memory', label: 'memory', url: () => 'memory:' },
@@ -543,14 +550,16 @@ async function fastifyA2aEntries(tmp: string): Promise<BenchEntry[]> {
     },
   ];
   const entries: BenchEntry[] = [];
-  for (const configuration of ['shipped', 'bare', 'info'] as const) {
+  for (const configuration of ['shipped', 'bare', 'info', 'telemetry'] as const) {
+    // The two costs measured against memory as shipped: one store is enough to see them.
+    const costOnly = configuration === 'info' || configuration === 'telemetry';
     for (const store of stores) {
-      if (configuration === 'info' && store.name !== 'memory') continue;
+      if (costOnly && store.name !== 'memory') continue;
       const suffix = configuration === 'shipped' ? '' : `-${configuration}`;
       entries.push({
         kind: 'fastify-a2a',
         configuration,
-        ...(configuration === 'info' ? { roundsOnly: true } : {}),
+        ...(costOnly ? { roundsOnly: true } : {}),
         spec: {
           name: `${store.name}${suffix}`,
           label: `fastify-a2a, ${store.label}, ${CONFIGURATION_LABEL[configuration]}`,
@@ -576,6 +585,8 @@ const ROUND_ORDER = [
   'ceiling',
   'minimal',
   'memory',
+  // Right after memory: the telemetry cost is a ratio of two windows measured seconds apart.
+  'memory-telemetry',
   'sdk',
   'memory-bare',
   'memory-info',

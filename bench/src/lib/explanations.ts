@@ -19,7 +19,8 @@ export type TargetKind =
   | 'send-postgres'
   | 'send-postgres-peer'
   | 'streams'
-  | 'rss';
+  | 'rss'
+  | 'telemetry';
 
 /**
  * What the SDK peer writes per blocking send of the echo agent, from @a2a-js/sdk 1.3.0's
@@ -116,6 +117,12 @@ export function whyMissed(kind: TargetKind, result: RunResult): string | undefin
         'Two earlier full runs today, on nearly the same code, measured −17 % and +6 % here: this verdict flips from run to run.',
       ].join(' ');
     }
+    case 'telemetry':
+      return [
+        `**Metrics + tracing** (memory-telemetry, message/send at ${x(ratio(rps('memory-telemetry', 'send'), rps('memory', 'send')))} memory's rate).`,
+        "Metrics alone cost less than the noise; the cost is tracing: one SERVER span and one context switch per request, and on Node 20 that one switch (which lets the agent's spans nest under the operation's) turns on AsyncLocalStorage's promise hooks for every promise of the process, about half the CPU added; the SDK's span work is most of the rest.",
+        'bench/TELEMETRY.md (`npm run bench:telemetry`) measures each share on its own and what a sampler saves.',
+      ].join(' ');
     default:
       return undefined;
   }

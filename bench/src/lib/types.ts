@@ -93,9 +93,10 @@ export interface RoundResult {
 /**
  * How a fastify-a2a server is configured: shipped is the demo as `npm start` runs it (its push
  * options, push on) with the pino logger at `warn`; bare is logger off, push off; info is shipped
- * with Fastify's request logs at `info`.
+ * with Fastify's request logs at `info`; telemetry is shipped with the plugin's metrics on and the
+ * OpenTelemetry SDK installed with no exporter (bench/src/servers/tracing.ts).
  */
-export type Configuration = 'shipped' | 'bare' | 'info';
+export type Configuration = 'shipped' | 'bare' | 'info' | 'telemetry';
 
 export interface ServerResult {
   name: string;

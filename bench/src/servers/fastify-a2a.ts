@@ -6,7 +6,8 @@
  * BENCH_TELEMETRY=on turns on the plugin's metrics and installs the OpenTelemetry SDK with no
  * exporter (every span recorded, none sent), the cost `npm run bench:telemetry` measures;
  * BENCH_TELEMETRY=metrics or tracing turns on only that one; context installs only the SDK's
- * AsyncLocalStorage context manager (no tracer, so the plugin does not trace).
+ * AsyncLocalStorage context manager (no tracer, so the plugin does not trace); sampled is `on` with
+ * a production sampler (ParentBased, 10 % of new traces sampled) instead of every span.
  * The configuration users run (issue 22): BENCH_PUSH=on adds the demo's push options as `npm start`
  * sets them for the echo agent (examples/demo/src/push.ts: push notifications on, no allow-lists);
  * BENCH_LOG_LEVEL=<pino level> gives Fastify a pino logger at that level writing to stdout, as the
@@ -25,7 +26,7 @@ import { a2aPlugin } from 'fastify-a2a';
 import { demoCard, demoOptions, echoAgent } from '../../../examples/demo/src/agents.js';
 import { demoPush } from '../../../examples/demo/src/push.js';
 import { fail, LISTEN, rssReport, serve, wantsGc } from './common.js';
-import { installContextManagerOnly, installTracingWithoutExporter } from './tracing.js';
+import { installContextManagerOnly, installTracingWithoutExporter, productionSampler } from './tracing.js';
 
 const storeUrl = process.env.BENCH_STORE ?? 'memory:';
 
@@ -46,6 +47,7 @@ const store = storeFor(storeUrl);
 const telemetry = process.env.BENCH_TELEMETRY ?? 'off';
 // Before the plugin registers: it traces when an SDK is installed by then.
 if (telemetry === 'on' || telemetry === 'tracing') installTracingWithoutExporter();
+if (telemetry === 'sampled') installTracingWithoutExporter(productionSampler());
 if (telemetry === 'context') installContextManagerOnly();
 const logLevel = process.env.BENCH_LOG_LEVEL;
 const app = Fastify({ logger: logLevel ? { level: logLevel } : false });
@@ -62,7 +64,7 @@ try {
     store,
     ...push,
     ...(process.env.BENCH_RETENTION === 'off' ? { retention: false as const } : {}),
-    ...(telemetry === 'on' || telemetry === 'metrics' ? { metrics: true } : {}),
+    ...(telemetry === 'on' || telemetry === 'sampled' || telemetry === 'metrics' ? { metrics: true } : {}),
   });
   if (process.env.BENCH_GRPC_PORT) await serveGrpc(app, { port: Number(process.env.BENCH_GRPC_PORT) });
   await app.listen(LISTEN);

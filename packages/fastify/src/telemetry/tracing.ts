@@ -9,6 +9,7 @@
 import type { A2AError, CallContext, OperationName, Task, TaskState } from '@fastify-a2a/core';
 import { jsonRpcCodeFor } from '@fastify-a2a/core';
 import {
+  type Attributes,
   type Context,
   context,
   isSpanContextValid,
@@ -109,24 +110,22 @@ export class A2ATracing {
         ? propagation.extract(ROOT_CONTEXT, ctx.request.headers, headerGetter)
         : context.active();
     const method = A2A_METHOD_NAMES[operation];
-    const span = this.#tracer.startSpan(
-      method,
-      {
-        kind: SpanKind.SERVER,
-        attributes: {
-          'a2a.method.name': method,
-          'a2a.protocol.version': ctx.version,
-          ...(ctx.tenant === undefined ? {} : { 'a2a.tenant': ctx.tenant }),
-        },
-      },
-      parent,
-    );
+    const attributes: Attributes = { 'a2a.method.name': method, 'a2a.protocol.version': ctx.version };
+    // Set rather than spread from a fresh object: no throwaway object per request.
+    if (ctx.tenant !== undefined) attributes['a2a.tenant'] = ctx.tenant;
+    const span = this.#tracer.startSpan(method, { kind: SpanKind.SERVER, attributes }, parent);
     return { span, context: trace.setSpan(parent, span) };
   }
 
   /** Ends the span with what the call named and answered: ids, state, the error's code. */
   end(request: TracedRequest, error: A2AError | undefined, params: unknown, result: unknown): void {
     const { span } = request;
+    // A span the sampler dropped records nothing: its attributes would be read out of the params
+    // and result only to be thrown away (with a ratio sampler, most requests).
+    if (!span.isRecording()) {
+      span.end();
+      return;
+    }
     const message = (params as { message?: { messageId?: unknown; contextId?: unknown; taskId?: unknown } } | undefined)
       ?.message;
     if (message !== undefined) {
@@ -190,6 +189,10 @@ export class A2ATracing {
 
   endPush(push: TracedRequest, outcome: string, status: number | undefined): void {
     const { span } = push;
+    if (!span.isRecording()) {
+      span.end();
+      return;
+    }
     if (status !== undefined) span.setAttribute('http.response.status_code', status);
     if (outcome !== 'sent' && outcome !== 'skipped') {
       span.setAttribute('error.type', status === undefined ? outcome : String(status));

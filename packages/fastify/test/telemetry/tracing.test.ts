@@ -133,6 +133,29 @@ describe('tracing', () => {
     expect(JSON.stringify(post.attributes)).not.toContain('secret');
   });
 
+  it("a caller's trace it did not sample: nothing recorded, the same trace and decision carried to the push receiver", async () => {
+    // The SDK's default sampler keeps the parent's decision (ParentBased): flags 00, not sampled.
+    const unsampledTrace = '0af7651916cd43dd8448eb211c80319c';
+    const answer = await rpc(
+      'message/send',
+      {
+        message: userMessage('do not record me'),
+        configuration: { pushNotificationConfig: { url: receiver.url } },
+      },
+      { traceparent: `00-${unsampledTrace}-b7ad6b7169203331-00` },
+    );
+    const task = answer.result;
+    expect(task.status.state).toBe('completed');
+    const notification = await until(
+      () =>
+        receiver.received.find((n) => (n.body as Wire).id === task.id && (n.body as Wire).status.state === 'completed'),
+      'the completed notification',
+    );
+    expect(String(notification.headers.traceparent)).toMatch(new RegExp(`^00-${unsampledTrace}-[0-9a-f]{16}-00$`));
+    // Neither the operation's span, the agent's nor the push POST's was recorded.
+    expect(spans().filter((s) => s.traceId === unsampledTrace)).toEqual([]);
+  });
+
   it('an operation that fails: status ERROR with error.type the JSON-RPC code; A2A 1.0 names its version', async () => {
     const id = nextId('missing');
     const answer = await rpc('GetTask', { id }, { 'a2a-version': '1.0' });
