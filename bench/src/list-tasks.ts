@@ -226,7 +226,7 @@ function capturingDatabase(filename: string): { db: Database.Database; statement
   return { db, statements };
 }
 
-/** The named parameters the store binds for `query` (see listTasks in sqlite-store.ts). */
+/** The named parameters the store binds for `query` (see listTasks in packages/store-sqlite/src/store.ts and statements.ts). */
 function sqliteParams(query: TaskListQuery): Record<string, unknown> {
   const params: Record<string, unknown> = { namespace: 'default', limit: query.limit + 1 };
   if (query.contextId !== undefined) params.contextId = query.contextId;

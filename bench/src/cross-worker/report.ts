@@ -195,7 +195,7 @@ export function renderMarkdown(r: CrossWorkerResult): string {
       )} / ${ms(sqlite.all.same.p99)} ms on the same worker (${ratio(
         sqlite.all.cross.p50,
         sqlite.all.same.p50,
-      )} at p50).** SQLite has no notifications between processes: a worker with open streams polls the file every \`pollIntervalMs\`, 50 ms by default (\`DEFAULT_POLL_INTERVAL_MS\` in packages/store-sqlite/src/sqlite-store.ts; a \`sqlite:<path>\` URL always uses the default, only a \`SqliteStore\` instance passed as \`store\` can change it). An event therefore waits for the follower's next poll tick, uniformly 0–50 ms, 25 ms on average: the extra over the same-worker path is ${ms(
+      )} at p50).** SQLite has no notifications between processes: a worker with open streams polls the file every \`pollIntervalMs\`, 50 ms by default (\`DEFAULT_POLL_INTERVAL_MS\` in packages/store-sqlite/src/options.ts; a \`sqlite:<path>\` URL always uses the default, only a \`SqliteStore\` instance passed as \`store\` can change it). An event therefore waits for the follower's next poll tick, uniformly 0–50 ms, 25 ms on average: the extra over the same-worker path is ${ms(
         sqlite.all.extra.p50,
       )} ms at p50 and ${ms(sqlite.all.extra.p99)} ms at p99 (max ${ms(
         sqlite.all.extra.max,
