@@ -11,7 +11,7 @@
  */
 
 import { fork } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -167,12 +167,24 @@ function stageOf({ functionName: fn, url }: Frame): Stage | undefined {
 
 interface CpuProfile {
   nodes: { id: number; callFrame: Frame; children?: number[] }[];
+  /** µs on the monotonic clock that process.hrtime reads too, in every process of the machine. */
+  startTime: number;
   samples: number[];
   timeDeltas: number[];
 }
 
-/** Busy µs per stage in one profile. */
-function stageTimes(profile: CpuProfile): Map<Stage, number> {
+/** Now on the clock of a profile's startTime, in µs. */
+function nowUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+/**
+ * Busy µs per stage in one profile, of the samples taken while the load ran (`window`): the
+ * server's start (module loading, tsx compiling TypeScript, ajv compiling its schemas) is in the
+ * profile too, and was charged to the stages as if requests had cost it (ajv's "validation" share
+ * was mostly its schema compiler).
+ */
+function stageTimes(profile: CpuProfile, window: { fromUs: number; toUs: number }): Map<Stage, number> {
   const parent = new Map<number, number>();
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id);
@@ -195,7 +207,10 @@ function stageTimes(profile: CpuProfile): Map<Stage, number> {
     return stage;
   };
   const times = new Map<Stage, number>();
+  let at = profile.startTime;
   profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i] ?? 0;
+    if (at < window.fromUs || at > window.toUs) return;
     const node = byId.get(id);
     if (node?.callFrame.functionName === '(idle)') return;
     const stage = resolve(id);
@@ -255,15 +270,23 @@ async function profileOne(
   }
   // A second of warm-up for the JIT, then the measured run. The profile holds both; the request
   // count below does too, so µs per request is over the same span.
+  const fromUs = nowUs();
   await autocannon({ ...options, connections: 64, duration: 1 });
   const result = await autocannon({ ...options, connections: 64, duration: DURATION_S });
+  const toUs = nowUs();
   if (result.non2xx > 0 || result.errors > 0)
     throw new Error(`${operation} ${binding} ${version}: ${result.non2xx} non-2xx, ${result.errors} errors`);
   child.send('exit');
   await new Promise((resolve) => child.once('exit', resolve));
   const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
   if (file === undefined) throw new Error('no profile written');
-  const times = stageTimes(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile);
+  const times = stageTimes(JSON.parse(readFileSync(join(dir, file), 'utf8')) as CpuProfile, { fromUs, toUs });
+  // BENCH_EDGE_PROFILE_KEEP=<dir> keeps each column's profile there, to open in a profiler.
+  const keep = process.env.BENCH_EDGE_PROFILE_KEEP;
+  if (keep !== undefined) {
+    mkdirSync(keep, { recursive: true });
+    copyFileSync(join(dir, file), join(keep, `${operation}-${binding}-${version}.cpuprofile`));
+  }
   rmSync(dir, { recursive: true, force: true });
   // The warm-up's requests are in the profile too.
   return {

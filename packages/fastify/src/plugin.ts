@@ -6,6 +6,7 @@
  * so its body parsers and error handlers never touch the application's other routes.
  */
 
+import fastifySseModule, { type SSEPluginOptions } from '@fastify/sse';
 import {
   A2AError,
   A2ARuntime,
@@ -53,6 +54,11 @@ import { StreamHub } from './sse.js';
 import { createStoreFromUrl } from './store-url.js';
 import { observabilityOf } from './telemetry/setup.js';
 import { tenantHookOf } from './tenants.js';
+
+// At run time the default import is the CommonJS module.exports, which is the fastify-plugin
+// wrapped function (its `.default` and `.fastifySSE` are the unwrapped one, which would be
+// encapsulated and never see our routes); the type declarations describe it differently.
+const fastifySse = fastifySseModule as unknown as FastifyPluginAsync<SSEPluginOptions>;
 
 /** The store the options name, and whether the plugin created it (and so closes it). */
 async function storeOf(options: ResolvedOptions): Promise<{ store: A2AStore; owned: boolean }> {
@@ -245,6 +251,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
         pluginTimeoutMs: fastify.initialConfig.pluginTimeout ?? 0,
         onClosed: () => agents.delete(prefix),
       });
+      await scope.register(fastifySse);
       await scope.register(cardRoutes, {
         cards,
         baseUrl,

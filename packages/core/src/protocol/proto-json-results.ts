@@ -20,6 +20,51 @@ import type {
 } from '../model/types.js';
 import type { OperationName, OperationResult } from './operations.js';
 
+/**
+ * `value` under `key` of `out`, as an own data property even for a key named `__proto__` (what an
+ * object literal or a spread would make of it).
+ */
+function setMember(out: JsonObject, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+  else out[key] = value as JsonObject[string];
+}
+
+/**
+ * A copy of `object` without its `undefined` members, in the same order. A copy rather than
+ * `delete`: an object that loses a property turns into a slow dictionary-mode object for every
+ * later read and for JSON.stringify, on every result written (bench/PROFILE.md).
+ */
+export function definedMembers<T extends JsonObject>(object: T): T {
+  const out: JsonObject = {};
+  for (const key in object) {
+    const value = object[key];
+    if (value !== undefined) setMember(out, key, value);
+  }
+  return out as T;
+}
+
+/** {@link definedMembers}, and without empty arrays too: ProtoJSON leaves out unset fields and empty repeated ones. */
+export function nonEmptyMembers(object: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const key in object) {
+    const value = object[key];
+    if (value !== undefined && !(Array.isArray(value) && value.length === 0)) setMember(out, key, value);
+  }
+  return out;
+}
+
+/** The snake_case proto field name of a lowerCamelCase JSON name, worked out once per name. */
+export function snakeCaseOf(camel: string): string {
+  let snake = SNAKE_CASE.get(camel);
+  if (snake === undefined) {
+    snake = camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    SNAKE_CASE.set(camel, snake);
+  }
+  return snake;
+}
+const SNAKE_CASE = new Map<string, string>();
+
 /** How one protocol version writes each model object in ProtoJSON. */
 export interface ProtoJsonWriters {
   task(task: Task): unknown;

@@ -74,9 +74,38 @@ export const MAX_PARAMS_DEPTH = 100;
 
 /**
  * The path of the first value nested deeper than `maxDepth` (objects and arrays count a level
- * each), or undefined. Walks with its own stack, so any input depth is safe.
+ * each), or undefined. The common answer, "not too deep", comes from a walk that builds no paths
+ * and allocates nothing; only input it cannot clear is walked again, path by path, to name the
+ * place (the path walk cost most of the params check of every request: bench/PROFILE.md).
  */
 export function tooDeep(value: unknown, maxDepth: number, root: string): string | undefined {
+  if (value === null || typeof value !== 'object' || !nestsAtLeast(value, maxDepth)) return undefined;
+  return firstTooDeep(value, maxDepth, root);
+}
+
+/**
+ * Whether `value` may hold an object or array `levels` levels below it. Recursive, but never more
+ * than `levels` calls deep, so any input depth is safe. `for…in` visits inherited enumerable keys
+ * too: a superset of the path walk's, so a "no" here is a "no" there.
+ */
+function nestsAtLeast(value: object, levels: number): boolean {
+  if (levels === 0) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (item !== null && typeof item === 'object' && nestsAtLeast(item, levels - 1)) return true;
+    }
+    return false;
+  }
+  for (const key in value) {
+    const member: unknown = (value as Record<string, unknown>)[key];
+    if (member !== null && typeof member === 'object' && nestsAtLeast(member, levels - 1)) return true;
+  }
+  return false;
+}
+
+/** tooDeep's answer for input that may be too deep. Walks with its own stack, so any input depth is safe. */
+function firstTooDeep(value: unknown, maxDepth: number, root: string): string | undefined {
   const stack: { value: unknown; depth: number; path: string }[] = [{ value, depth: 0, path: root }];
   for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
     const { value: current, depth, path } = next;

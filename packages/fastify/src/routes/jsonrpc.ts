@@ -25,7 +25,7 @@ import { type Authentication, requireAuthentication } from '../auth/authenticati
 import { limitBodyTime } from '../body-deadline.js';
 import { RequestContext, requestedVersion } from '../context.js';
 import { lingerAfterAnswer } from '../lingering-close.js';
-import type { StreamHub } from '../sse.js';
+import { SSE_ROUTE_OPTIONS, type StreamHub } from '../sse.js';
 import { tenantOf } from '../tenants.js';
 
 export interface JsonRpcRoutesOptions {
@@ -162,7 +162,7 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
   // base_url, several SDKs) POST to `…/a2a/`, and Fastify's own 404 is no JSON-RPC answer they
   // could read (issue 23).
   for (const url of withTrailingSlash(scope, agentPrefix, 'POST', '/a2a')) {
-    scope.post(url, handler);
+    scope.post(url, { sse: SSE_ROUTE_OPTIONS }, handler);
   }
 };
 

@@ -9,6 +9,7 @@
 
 import {
   A2AError,
+  OPERATIONS,
   type ProtocolVersion,
   type RestBinding,
   type RestMapping,
@@ -21,7 +22,7 @@ import { type Authentication, requireAuthentication } from '../auth/authenticati
 import { limitBodyTime } from '../body-deadline.js';
 import { RequestContext, requestedVersion } from '../context.js';
 import { lingerAfterAnswer } from '../lingering-close.js';
-import type { StreamHub } from '../sse.js';
+import { SSE_ROUTE_OPTIONS, type StreamHub } from '../sse.js';
 import { tenantOf } from '../tenants.js';
 import { isJsonContentType, withTrailingSlash } from './jsonrpc.js';
 
@@ -219,16 +220,21 @@ async function restScope(
     return streams.pipe(reply, outcome, ctx.signal);
   };
 
-  const registered = new Set<string>();
+  // A Fastify route per method and path; it carries @fastify/sse only when one of the versions'
+  // operations at that path streams, so that a plain request's route has no SSE wrapper (its
+  // per-request context, listeners and async frame: bench/PROFILE.md).
+  const routesByKey = new Map<string, { method: RestRoute['method']; url: string; streams: boolean }>();
   for (const route of [...mappings.values()].flatMap((mapping) => mapping.routes)) {
     const url = fastifyPath(route);
     const key = `${route.method} ${url}`;
-    if (registered.has(key)) continue;
-    registered.add(key);
+    const streams = OPERATIONS[route.operation].streaming || routesByKey.get(key)?.streams === true;
+    routesByKey.set(key, { method: route.method, url, streams });
+  }
+  for (const { method, url, streams } of routesByKey.values()) {
     // With a trailing slash too, as JSON-RPC's endpoint (issue 23); 0.3's `/v1/…/` reaches the
     // binding through the wildcard below. The binding's router reads the path without it.
-    for (const path of url.startsWith('/v1/') ? [url] : withTrailingSlash(scope, prefix, route.method, url)) {
-      scope.route({ method: route.method, url: path, handler });
+    for (const path of url.startsWith('/v1/') ? [url] : withTrailingSlash(scope, prefix, method, url)) {
+      scope.route(streams ? { method, url: path, sse: SSE_ROUTE_OPTIONS, handler } : { method, url: path, handler });
     }
   }
 
@@ -241,7 +247,7 @@ async function restScope(
   // application's handler for them (e.g. @fastify/cors's `OPTIONS *`). It can stream too: a path
   // with an empty segment (`/v1//tasks/t1:subscribe`) arrives here and reads as the path without it,
   // as it does on the routes themselves when Fastify's router is told to ignore such slashes.
-  scope.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: '/v1/*', handler });
+  scope.route({ method: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'], url: '/v1/*', sse: SSE_ROUTE_OPTIONS, handler });
 }
 
 /**

@@ -27,6 +27,7 @@ import type {
   TaskStatusUpdateEvent,
 } from '../../model/types.js';
 import { isFinalState } from '../../model/types.js';
+import { definedMembers } from '../proto-json-results.js';
 
 /**
  * The value under the lowerCamelCase JSON name, else under the proto field name; undefined for
@@ -198,11 +199,6 @@ export function setPushParamsIn(taskId: string, wire: unknown): unknown {
 
 // ---- responses (model → ProtoJSON) ----
 
-function omitUndefined(object: JsonObject): JsonObject {
-  for (const key of Object.keys(object)) if (object[key] === undefined) delete object[key];
-  return object;
-}
-
 function partOut(part: Part): JsonObject {
   switch (part.kind) {
     case 'text':
@@ -221,7 +217,7 @@ function fileOut(file: FilePart['file']): JsonObject {
 }
 
 export function messageOut(message: Message): JsonObject {
-  return omitUndefined({
+  return definedMembers({
     messageId: message.messageId,
     contextId: message.contextId,
     taskId: message.taskId,
@@ -233,7 +229,7 @@ export function messageOut(message: Message): JsonObject {
 }
 
 function artifactOut(artifact: Artifact): JsonObject {
-  return omitUndefined({
+  return definedMembers({
     artifactId: artifact.artifactId,
     name: artifact.name,
     description: artifact.description,
@@ -244,7 +240,7 @@ function artifactOut(artifact: Artifact): JsonObject {
 }
 
 function statusOut(status: TaskStatus): JsonObject {
-  return omitUndefined({
+  return definedMembers({
     state: STATE_OUT[status.state],
     message: status.message === undefined ? undefined : messageOut(status.message),
     timestamp: status.timestamp,
@@ -252,7 +248,7 @@ function statusOut(status: TaskStatus): JsonObject {
 }
 
 export function taskOut(task: Task): JsonObject {
-  return omitUndefined({
+  return definedMembers({
     id: task.id,
     contextId: task.contextId,
     status: statusOut(task.status),
@@ -263,7 +259,7 @@ export function taskOut(task: Task): JsonObject {
 }
 
 export function statusUpdateOut(event: TaskStatusUpdateEvent): JsonObject {
-  return omitUndefined({
+  return definedMembers({
     taskId: event.taskId,
     contextId: event.contextId,
     status: statusOut(event.status),
@@ -273,7 +269,7 @@ export function statusUpdateOut(event: TaskStatusUpdateEvent): JsonObject {
 }
 
 export function artifactUpdateOut(event: TaskArtifactUpdateEvent): JsonObject {
-  return omitUndefined({
+  return definedMembers({
     taskId: event.taskId,
     contextId: event.contextId,
     artifact: artifactOut(event.artifact),
@@ -287,7 +283,7 @@ function securitySchemeOut(scheme: SecurityScheme): JsonObject {
   switch (scheme.type) {
     case 'apiKey':
       return {
-        apiKeySecurityScheme: omitUndefined({
+        apiKeySecurityScheme: definedMembers({
           description: scheme.description,
           location: scheme.in,
           name: scheme.name,
@@ -295,7 +291,7 @@ function securitySchemeOut(scheme: SecurityScheme): JsonObject {
       };
     case 'http':
       return {
-        httpAuthSecurityScheme: omitUndefined({
+        httpAuthSecurityScheme: definedMembers({
           description: scheme.description,
           scheme: scheme.scheme,
           bearerFormat: scheme.bearerFormat,
@@ -303,7 +299,7 @@ function securitySchemeOut(scheme: SecurityScheme): JsonObject {
       };
     case 'oauth2':
       return {
-        oauth2SecurityScheme: omitUndefined({
+        oauth2SecurityScheme: definedMembers({
           description: scheme.description,
           flows: scheme.flows,
           oauth2MetadataUrl: scheme.oauth2MetadataUrl,
@@ -311,13 +307,13 @@ function securitySchemeOut(scheme: SecurityScheme): JsonObject {
       };
     case 'openIdConnect':
       return {
-        openIdConnectSecurityScheme: omitUndefined({
+        openIdConnectSecurityScheme: definedMembers({
           description: scheme.description,
           openIdConnectUrl: scheme.openIdConnectUrl,
         }),
       };
     case 'mutualTLS':
-      return { mtlsSecurityScheme: omitUndefined({ description: scheme.description }) };
+      return { mtlsSecurityScheme: definedMembers({ description: scheme.description }) };
   }
 }
 
@@ -329,7 +325,7 @@ function securityOut(security: Record<string, string[]>[]): JsonObject[] {
 }
 
 export function cardOut(card: AgentCard): JsonObject {
-  return omitUndefined({
+  return definedMembers({
     protocolVersion: card.protocolVersion,
     name: card.name,
     description: card.description,
@@ -339,7 +335,7 @@ export function cardOut(card: AgentCard): JsonObject {
     provider: card.provider,
     version: card.version,
     documentationUrl: card.documentationUrl,
-    capabilities: omitUndefined({
+    capabilities: definedMembers({
       streaming: card.capabilities.streaming,
       pushNotifications: card.capabilities.pushNotifications,
       extensions: card.capabilities.extensions,
@@ -352,7 +348,7 @@ export function cardOut(card: AgentCard): JsonObject {
     defaultInputModes: card.defaultInputModes,
     defaultOutputModes: card.defaultOutputModes,
     skills: card.skills.map((skill) =>
-      omitUndefined({ ...skill, security: skill.security === undefined ? undefined : securityOut(skill.security) }),
+      definedMembers({ ...skill, security: skill.security === undefined ? undefined : securityOut(skill.security) }),
     ),
     supportsAuthenticatedExtendedCard: card.supportsAuthenticatedExtendedCard,
     signatures: card.signatures,
@@ -462,9 +458,9 @@ export function sendParamsOut(params: {
   metadata?: Record<string, unknown>;
 }): JsonObject {
   const config = params.configuration ?? {};
-  return omitUndefined({
+  return definedMembers({
     message: messageOut(params.message),
-    configuration: omitUndefined({
+    configuration: definedMembers({
       blocking: config.blocking !== false,
       historyLength: config.historyLength,
       acceptedOutputModes: config.acceptedOutputModes,

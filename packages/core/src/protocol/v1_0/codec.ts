@@ -17,7 +17,14 @@ import type {
 } from '../../model/types.js';
 import type { CallerCodec, ProtocolCodec } from '../codec.js';
 import type { OperationName, OperationParams, OperationResult } from '../operations.js';
-import { expectObject, type ProtoJsonWriters, protoJsonResult, protoJsonStreamItem } from '../proto-json-results.js';
+import {
+  definedMembers,
+  expectObject,
+  type ProtoJsonWriters,
+  protoJsonResult,
+  protoJsonStreamItem,
+  snakeCaseOf,
+} from '../proto-json-results.js';
 import { createAjv, type Validator, validateParams } from '../validation.js';
 import {
   artifactUpdateFromWire,
@@ -113,17 +120,10 @@ function readFields(value: unknown, fields: readonly string[]): unknown {
   const object = value as JsonObject;
   const out: JsonObject = {};
   for (const camel of fields) {
-    const snake = camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-    const field = object[camel] !== undefined ? object[camel] : object[snake];
+    const field = object[camel] !== undefined ? object[camel] : object[snakeCaseOf(camel)];
     if (field !== undefined) out[camel] = field;
   }
   return out;
-}
-
-/** Only the members that are set (the model's parameter types have no `undefined` members). */
-function defined<T extends JsonObject>(object: T): T {
-  for (const key of Object.keys(object)) if (object[key] === undefined) delete object[key];
-  return object;
 }
 
 function toModel(operation: OperationName, request: JsonObject): unknown {
@@ -132,7 +132,7 @@ function toModel(operation: OperationName, request: JsonObject): unknown {
     case 'sendStreamingMessage': {
       const config = (request.configuration ?? {}) as JsonObject;
       // §3.2.2: `returnImmediately` (default false) is 0.3's `blocking` turned around.
-      const configuration: MessageSendConfiguration = defined({
+      const configuration: MessageSendConfiguration = definedMembers({
         acceptedOutputModes: config.acceptedOutputModes as string[] | undefined,
         historyLength: config.historyLength as number | undefined,
         blocking: config.returnImmediately !== true,
@@ -141,16 +141,16 @@ function toModel(operation: OperationName, request: JsonObject): unknown {
             ? undefined
             : pushConfigToModel(config.taskPushNotificationConfig as JsonObject),
       });
-      return defined({
+      return definedMembers({
         message: messageToModel(request.message as JsonObject),
         configuration,
         metadata: request.metadata,
       });
     }
     case 'getTask':
-      return defined({ id: request.id, historyLength: request.historyLength });
+      return definedMembers({ id: request.id, historyLength: request.historyLength });
     case 'listTasks':
-      return defined({
+      return definedMembers({
         contextId: request.contextId,
         status: request.status === undefined ? undefined : STATE_FROM_WIRE[request.status as string],
         statusTimestampAfter: request.statusTimestampAfter,
@@ -160,7 +160,7 @@ function toModel(operation: OperationName, request: JsonObject): unknown {
         includeArtifacts: request.includeArtifacts,
       });
     case 'cancelTask':
-      return defined({ id: request.id, metadata: request.metadata });
+      return definedMembers({ id: request.id, metadata: request.metadata });
     case 'subscribeToTask':
       return { id: request.id };
     case 'setTaskPushNotificationConfig':
@@ -269,28 +269,28 @@ function toWire(operation: OperationName, params: JsonObject): JsonObject {
         });
         config.taskPushNotificationConfig = flat;
       }
-      return defined({
+      return definedMembers({
         message: messageOut(message),
         configuration: Object.keys(config).length > 0 ? config : undefined,
         metadata,
       });
     }
     case 'getTask':
-      return defined({ id: params.id, historyLength: params.historyLength });
+      return definedMembers({ id: params.id, historyLength: params.historyLength });
     case 'listTasks':
-      return defined({
+      return definedMembers({
         ...params,
         status: params.status === undefined ? undefined : STATE_TO_WIRE[params.status as TaskState],
       });
     case 'cancelTask':
-      return defined({ id: params.id, metadata: params.metadata });
+      return definedMembers({ id: params.id, metadata: params.metadata });
     case 'subscribeToTask':
       return { id: params.id };
     case 'setTaskPushNotificationConfig':
       return pushConfigOut(params as unknown as TaskPushNotificationConfig);
     case 'getTaskPushNotificationConfig':
     case 'deleteTaskPushNotificationConfig':
-      return defined({ taskId: params.id, id: params.pushNotificationConfigId });
+      return definedMembers({ taskId: params.id, id: params.pushNotificationConfigId });
     case 'listTaskPushNotificationConfig':
       return { taskId: params.id };
     case 'getExtendedAgentCard':

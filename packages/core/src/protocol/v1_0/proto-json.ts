@@ -26,6 +26,7 @@ import type {
   TaskStatusUpdateEvent,
 } from '../../model/types.js';
 import { isFinalState } from '../../model/types.js';
+import { nonEmptyMembers, snakeCaseOf } from '../proto-json-results.js';
 
 /** The value under the lowerCamelCase JSON name, else under the proto field name. */
 function pick(object: JsonObject, camel: string, snake: string): unknown {
@@ -44,11 +45,7 @@ function read(
   if (!isJsonObject(object)) return object;
   const out: JsonObject = {};
   for (const camel of fields) {
-    const value = pick(
-      object,
-      camel,
-      camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`),
-    );
+    const value = pick(object, camel, snakeCaseOf(camel));
     if (value === undefined) continue;
     const reader = nested[camel];
     out[camel] = reader === undefined ? value : reader(value);
@@ -178,22 +175,13 @@ export function pushConfigToModel(config: JsonObject): {
 
 // ---- responses: writing ----
 
-function omitEmpty(object: JsonObject): JsonObject {
-  for (const key of Object.keys(object)) {
-    const value = object[key];
-    // ProtoJSON leaves out unset fields and empty repeated ones.
-    if (value === undefined || (Array.isArray(value) && value.length === 0)) delete object[key];
-  }
-  return object;
-}
-
 function partOut(part: Part): JsonObject {
   switch (part.kind) {
     case 'text':
-      return omitEmpty({ text: part.text, metadata: part.metadata });
+      return nonEmptyMembers({ text: part.text, metadata: part.metadata });
     case 'file': {
       const { file } = part;
-      return omitEmpty({
+      return nonEmptyMembers({
         ...('bytes' in file ? { raw: file.bytes } : { url: file.uri }),
         mediaType: file.mimeType,
         filename: file.name,
@@ -202,13 +190,16 @@ function partOut(part: Part): JsonObject {
     }
     case 'data': {
       const { [DATA_PART_COMPAT_FLAG]: _flag, ...metadata } = part.metadata ?? {};
-      return omitEmpty({ data: dataValue(part), metadata: Object.keys(metadata).length > 0 ? metadata : undefined });
+      return nonEmptyMembers({
+        data: dataValue(part),
+        metadata: Object.keys(metadata).length > 0 ? metadata : undefined,
+      });
     }
   }
 }
 
 export function messageOut(message: Message): JsonObject {
-  return omitEmpty({
+  return nonEmptyMembers({
     messageId: message.messageId,
     contextId: message.contextId,
     taskId: message.taskId,
@@ -221,7 +212,7 @@ export function messageOut(message: Message): JsonObject {
 }
 
 function artifactOut(artifact: Artifact): JsonObject {
-  return omitEmpty({
+  return nonEmptyMembers({
     artifactId: artifact.artifactId,
     name: artifact.name,
     description: artifact.description,
@@ -232,7 +223,7 @@ function artifactOut(artifact: Artifact): JsonObject {
 }
 
 function statusOut(status: TaskStatus): JsonObject {
-  return omitEmpty({
+  return nonEmptyMembers({
     state: STATE_TO_WIRE[status.state],
     message: status.message === undefined ? undefined : messageOut(status.message),
     timestamp: status.timestamp,
@@ -240,7 +231,7 @@ function statusOut(status: TaskStatus): JsonObject {
 }
 
 export function taskOut(task: Task): JsonObject {
-  return omitEmpty({
+  return nonEmptyMembers({
     id: task.id,
     contextId: task.contextId,
     status: statusOut(task.status),
@@ -252,7 +243,7 @@ export function taskOut(task: Task): JsonObject {
 
 /** §4.2 TaskStatusUpdateEvent: no `final` in 1.0; a stream's end follows from the state. */
 export function statusUpdateOut(event: TaskStatusUpdateEvent): JsonObject {
-  return omitEmpty({
+  return nonEmptyMembers({
     taskId: event.taskId,
     contextId: event.contextId,
     status: statusOut(event.status),
@@ -261,7 +252,7 @@ export function statusUpdateOut(event: TaskStatusUpdateEvent): JsonObject {
 }
 
 export function artifactUpdateOut(event: TaskArtifactUpdateEvent): JsonObject {
-  return omitEmpty({
+  return nonEmptyMembers({
     taskId: event.taskId,
     contextId: event.contextId,
     artifact: artifactOut(event.artifact),
@@ -275,11 +266,15 @@ export function securitySchemeOut(scheme: SecurityScheme): JsonObject {
   switch (scheme.type) {
     case 'apiKey':
       return {
-        apiKeySecurityScheme: omitEmpty({ description: scheme.description, location: scheme.in, name: scheme.name }),
+        apiKeySecurityScheme: nonEmptyMembers({
+          description: scheme.description,
+          location: scheme.in,
+          name: scheme.name,
+        }),
       };
     case 'http':
       return {
-        httpAuthSecurityScheme: omitEmpty({
+        httpAuthSecurityScheme: nonEmptyMembers({
           description: scheme.description,
           scheme: scheme.scheme,
           bearerFormat: scheme.bearerFormat,
@@ -287,7 +282,7 @@ export function securitySchemeOut(scheme: SecurityScheme): JsonObject {
       };
     case 'oauth2':
       return {
-        oauth2SecurityScheme: omitEmpty({
+        oauth2SecurityScheme: nonEmptyMembers({
           description: scheme.description,
           flows: scheme.flows,
           oauth2MetadataUrl: scheme.oauth2MetadataUrl,
@@ -295,13 +290,13 @@ export function securitySchemeOut(scheme: SecurityScheme): JsonObject {
       };
     case 'openIdConnect':
       return {
-        openIdConnectSecurityScheme: omitEmpty({
+        openIdConnectSecurityScheme: nonEmptyMembers({
           description: scheme.description,
           openIdConnectUrl: scheme.openIdConnectUrl,
         }),
       };
     case 'mutualTLS':
-      return { mtlsSecurityScheme: omitEmpty({ description: scheme.description }) };
+      return { mtlsSecurityScheme: nonEmptyMembers({ description: scheme.description }) };
   }
 }
 
@@ -314,14 +309,14 @@ export function securityRequirementsOut(security: Record<string, string[]>[]): J
 
 /** The card in 1.0's shape alone (the extended card of a 1.0 client), from the model's card and the interfaces served. */
 export function cardOut(card: AgentCard, interfaces: readonly SupportedInterface[]): JsonObject {
-  return omitEmpty({
+  return nonEmptyMembers({
     name: card.name,
     description: card.description,
     supportedInterfaces: interfaces,
     provider: card.provider,
     version: card.version,
     documentationUrl: card.documentationUrl,
-    capabilities: omitEmpty({
+    capabilities: nonEmptyMembers({
       streaming: card.capabilities.streaming,
       pushNotifications: card.capabilities.pushNotifications,
       extensions: card.capabilities.extensions,
@@ -336,7 +331,7 @@ export function cardOut(card: AgentCard, interfaces: readonly SupportedInterface
     defaultOutputModes: card.defaultOutputModes,
     skills: card.skills.map((skill) => {
       const { security, ...rest } = skill;
-      return omitEmpty({
+      return nonEmptyMembers({
         ...rest,
         securityRequirements: security === undefined ? undefined : securityRequirementsOut(security),
       });
