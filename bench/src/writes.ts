@@ -16,7 +16,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { A2ARuntime, type A2AStore } from '@fastify-a2a/core';
@@ -68,6 +68,10 @@ interface Case {
   rows: Record<string, { inserted: number; updated: number; deleted: number }>;
   /** Postgres: index entries inserted */
   indexEntries?: number;
+  /** SQLite: WAL frames (pages) appended, by the B-tree each page belongs to (table or index) */
+  pagesByTree?: Record<string, number>;
+  /** Postgres: index entries inserted, by index */
+  entriesByIndex?: Record<string, number>;
 }
 
 // ---- counting statements ----
@@ -105,6 +109,30 @@ function countSqliteStatements(db: Database.Database): void {
     statements++;
     return exec(source);
   };
+}
+
+/**
+ * The WAL frames of `file` from byte `from` on, counted by the B-tree each page belongs to (its
+ * table or index, from the `dbstat` table; page 1 is the file header and schema). A frame is a
+ * 24-byte header, whose first 4 bytes are the page number, then the page.
+ */
+function walPagesByTree(db: Database.Database, file: string, from: number): Record<string, number> {
+  const pageSize = db.pragma('page_size', { simple: true }) as number;
+  const wal = readFileSync(`${file}-wal`);
+  const trees = new Map<number, string>();
+  for (const { name, pageno } of db
+    .prepare<[], { name: string; pageno: number }>('SELECT name, pageno FROM dbstat')
+    .all()) {
+    trees.set(pageno, name);
+  }
+  const counted: Record<string, number> = {};
+  // The WAL file starts with a 32-byte header.
+  for (let offset = Math.max(from, 32); offset + 24 + pageSize <= wal.length; offset += 24 + pageSize) {
+    const page = wal.readUInt32BE(offset);
+    const tree = page === 1 ? 'file header (page 1)' : (trees.get(page) ?? 'pages freed since');
+    counted[tree] = (counted[tree] ?? 0) + 1;
+  }
+  return counted;
 }
 
 // ---- one case ----
@@ -185,6 +213,7 @@ async function sqliteCase(mode: (typeof MODES)[number], concurrency: number, dir
       statements: counted,
       walBytes: statSync(`${file}-wal`).size - walBefore,
       rows: { all: { inserted: changes, updated: 0, deleted: 0 } },
+      pagesByTree: walPagesByTree(db, file, walBefore),
     };
   });
   db.close();
@@ -248,13 +277,18 @@ async function postgresCase(mode: (typeof MODES)[number], concurrency: number): 
       let fpiBytes = 0;
       let transactions = 0;
       let indexEntries = 0;
+      const entriesByIndex: Record<string, number> = {};
       for (const row of rows) {
         const records = Number(row.records);
         walBytes += Number(row.bytes);
         walRecords += records;
         fpiBytes += Number(row.fpi);
         if (row.resource_manager === 'Transaction' && row.record_type.startsWith('COMMIT')) transactions += records;
-        if (row.resource_manager === 'Btree' && row.record_type.startsWith('INSERT')) indexEntries += records;
+        if (row.resource_manager === 'Btree' && row.record_type.startsWith('INSERT')) {
+          indexEntries += records;
+          const index = row.rel ?? 'other';
+          entriesByIndex[index] = (entriesByIndex[index] ?? 0) + records;
+        }
         if (row.resource_manager !== 'Heap' || row.rel === null) continue;
         const table = tables[row.rel] ?? { inserted: 0, updated: 0, deleted: 0 };
         tables[row.rel] = table;
@@ -277,6 +311,7 @@ async function postgresCase(mode: (typeof MODES)[number], concurrency: number): 
         fpiBytes,
         rows: tables,
         indexEntries,
+        entriesByIndex,
       };
     });
   } finally {
@@ -355,6 +390,29 @@ const cell = (c: Case | undefined, table: string): string => {
   return `${per(row.inserted, c.sends)} / ${per(row.updated, c.sends)} / ${per(row.deleted, c.sends)}`;
 };
 for (const table of tables) lines.push(`| ${table} | ${cell(before, table)} | ${cell(now, table)} |`);
+
+/** `counts` per send, largest first, as table rows. */
+const perSendRows = (counts: Record<string, number> | undefined, sends: number): string[] =>
+  Object.entries(counts ?? {})
+    .sort((a, b) => b[1] - a[1])
+    .map(([name, count]) => `| ${name} | ${per(count, sends)} |`);
+const sqliteOne = find('sqlite', 'default', 1);
+lines.push(
+  '',
+  '## Where the SQLite WAL bytes go (default, one send at a time)',
+  '',
+  'Each WAL frame is one whole page: a commit appends every page it changed, once, however little changed on it. Pages per send by the B-tree they belong to (`dbstat`); a row insert at a random key (task, message and event keys start with a random id) changes a leaf page of each B-tree, and now and then splits it (a second leaf and its parent).',
+  '',
+  '| B-tree (table or index) | pages per send |',
+  '| --- | ---: |',
+  ...perSendRows(sqliteOne?.pagesByTree, sqliteOne?.sends ?? 1),
+  '',
+  '## Postgres index entries per send, by index (default, one send at a time)',
+  '',
+  '| index | entries per send |',
+  '| --- | ---: |',
+  ...perSendRows(now?.entriesByIndex, now?.sends ?? 1),
+);
 
 const ratioLine = (store: Case['store'], concurrency: number): string | undefined => {
   const a = find(store, 'before-run', concurrency);

@@ -428,19 +428,21 @@ export class SqliteStore implements A2AStore, PushStore {
     return this.#run(ctx, (s) => s.deletePush.immediate({ namespace: this.#namespace, taskId, configId }));
   }
 
-  /** One `BEGIN IMMEDIATE` transaction: claimants in every process serialise on the write lock. */
+  /**
+   * One `BEGIN IMMEDIATE` transaction: claimants in every process serialise on the write lock. The
+   * push job asks every `pollIntervalMs` on every worker and nearly always finds nothing due: a read
+   * (which in WAL mode neither takes nor waits for the write lock) answers that case, so an idle
+   * poll does not queue behind, or hold up, the commits of sends. The transaction reads again under
+   * the lock, so what it claims is as if the read had not happened.
+   */
   async claimPushDeliveries(request: ClaimPushDeliveriesRequest, ctx?: StoreCallContext): Promise<PushDelivery[]> {
-    const { workerId, now, claimUntil, limit } = request;
-    return this.#run(ctx, (s) =>
-      s.claimPush.immediate({
-        namespace: this.#namespace,
-        workerId,
-        claimId: randomUUID(),
-        now,
-        claimUntil,
-        limit: Math.max(0, Math.trunc(limit)),
-      }),
-    );
+    const { workerId, now, claimUntil } = request;
+    const limit = Math.max(0, Math.trunc(request.limit));
+    const namespace = this.#namespace;
+    return this.#run(ctx, (s) => {
+      if (s.duePushDeliveries.all({ namespace, now, limit: Math.min(limit, 1) }).length === 0) return [];
+      return s.claimPush.immediate({ namespace, workerId, claimId: randomUUID(), now, claimUntil, limit });
+    });
   }
 
   async renewPushClaims(workerId: string, claimUntil: number, ctx?: StoreCallContext): Promise<number> {
