@@ -84,6 +84,7 @@ writeFile(
     '- Blocking `message/send` through `A2ARuntime.sendMessage` with the demo echo agent ("hello benchmark world": the task, a working status, 5 artifact chunks, completed), 64 concurrent senders, one store per child process, after a 1 s warm-up.',
     '- Each store three ways: "task written before the run" is `createTaskBeforeRun: true` (a commit with the task and its queue slot, then one with the agent\'s updates that frees the slot: how every send was written before issue 13); the plain row is the default (a new task in a new context written with the agent\'s first updates: one commit, no slot). bench/WRITES.md counts what each writes.',
     '- "push on" is the plain row with push notifications on (`push: {}`, the defaults, as the demo ships them): the delivery job polls the store every 250 ms; no send carries a push config.',
+    '- The machine is shared with other work that comes and goes: two runs of one build a minute apart differ by up to 2× in sends/s, less in node CPU per send. Compare builds in alternating runs (A B A B), not against a table from another time.',
     '- "Rest of the machine" is the machine\'s busy CPU over the window minus the child\'s own: with Postgres it is mostly the Postgres server; other work on a shared machine shows up there too.',
     '',
     '| store | sends/s | node user ms/send | node system ms/send | rest of the machine ms/send | machine total ms/send |',
