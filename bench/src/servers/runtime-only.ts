@@ -19,6 +19,8 @@ import { dropSchema } from '../lib/env.js';
 const kind = process.env.RUNTIME_STORE ?? 'memory';
 /** '1': every task written before its agent runs (two commits per send), as before issue 13. */
 const createTaskBeforeRun = process.env.RUNTIME_CREATE_TASK_BEFORE_RUN === '1';
+/** '1': push notifications on with the plugin's defaults, as the demo ships (no send carries a config). */
+const pushOn = process.env.RUNTIME_PUSH === '1';
 const durationMs = Number(process.env.RUNTIME_DURATION_MS ?? 4000);
 const concurrency = Number(process.env.RUNTIME_CONCURRENCY ?? 64);
 const postgresUrl = process.env.RUNTIME_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -45,6 +47,7 @@ const runtime = new A2ARuntime({
   retention: false,
   closeStore: false,
   createTaskBeforeRun,
+  ...(pushOn ? { push: {} } : {}),
 });
 await runtime.start();
 
@@ -80,6 +83,7 @@ const busyMs = machineBusyMs() - busyStart;
 process.send?.({
   kind,
   createTaskBeforeRun,
+  pushOn,
   sends,
   wallMs,
   userMs: cpu.user / 1000,

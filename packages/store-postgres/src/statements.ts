@@ -4,17 +4,7 @@
  */
 
 import { createHash } from 'node:crypto';
-import {
-  ACTIVE_STATES,
-  FINAL_STATES,
-  INTERRUPTED_STATES,
-  LIST_FILTER,
-  LIST_SHAPES,
-  sqlStateList,
-  type TaskListConditions,
-  TERMINAL_STATES,
-  taskListWhere,
-} from '@fastify-a2a/core';
+import { LIST_FILTER, perListShape, SQL_STATE_LISTS, type TaskListConditions, taskListWhere } from '@fastify-a2a/core';
 import { escapeIdentifier } from './sql.js';
 
 const statementNames = new Map<string, string>();
@@ -139,7 +129,7 @@ function listStatements(s: string): (shape: number) => string {
       SELECT matching.total, page.* FROM matching LEFT JOIN page ON true
       ORDER BY page.status_ts DESC, page.task_id COLLATE "C" DESC`;
   };
-  const texts = Array.from({ length: LIST_SHAPES }, (_, shape) => build(shape));
+  const texts = perListShape((shape) => build(shape));
   return (shape) => texts[shape] as string;
 }
 
@@ -173,12 +163,12 @@ export function statements(schema: string) {
     // Through tasks_by_state_status_ts, the index ListTasks filters by state with.
     interrupted: `
       SELECT ${taskColumns} FROM ${s}.tasks
-      WHERE namespace = $1 AND state IN (${sqlStateList(INTERRUPTED_STATES)}) AND status_ts < $2 AND status_ts > $3
+      WHERE namespace = $1 AND state IN (${SQL_STATE_LISTS.interrupted}) AND status_ts < $2 AND status_ts > $3
       ORDER BY status_ts, task_id COLLATE "C" LIMIT $4`,
     // The state list matches the partial index `tasks_active` (see migrations.ts).
     active: `
       SELECT ${taskColumns} FROM ${s}.tasks
-      WHERE namespace = $1 AND state IN (${sqlStateList(ACTIVE_STATES)}) ORDER BY created_at, row_id`,
+      WHERE namespace = $1 AND state IN (${SQL_STATE_LISTS.active}) ORDER BY created_at, row_id`,
     versions: `SELECT task_id, version FROM ${s}.tasks WHERE namespace = $1 AND task_id = ANY($2::text[])`,
     getContext: `SELECT state::text AS state, updated_at FROM ${s}.contexts WHERE namespace = $1 AND context_id = $2`,
     setContext: `
@@ -190,7 +180,7 @@ export function statements(schema: string) {
     purgeTasks: `
       WITH purged AS (
         DELETE FROM ${s}.tasks
-        WHERE namespace = $1 AND state IN (${sqlStateList(TERMINAL_STATES)}) AND updated_at < $2
+        WHERE namespace = $1 AND state IN (${SQL_STATE_LISTS.terminal}) AND updated_at < $2
         RETURNING task_id
       ),
       unindexed AS (
@@ -247,7 +237,7 @@ export function statements(schema: string) {
           AND (d.claim_until IS NULL OR d.claim_until < $2)
           AND t.version > d.cursor
           AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= $2
-               OR (d.attempts = 0 AND t.state IN (${sqlStateList(FINAL_STATES)})))
+               OR (d.attempts = 0 AND t.state IN (${SQL_STATE_LISTS.final})))
         ORDER BY d.next_attempt_at NULLS FIRST
         LIMIT $3
         FOR UPDATE OF d SKIP LOCKED

@@ -7,71 +7,27 @@
  */
 
 import { randomUUID } from 'node:crypto';
+// Core's types read as `core.TaskRow`, `core.TaskRecord`: beside the contract's types, each query
+// here names the row type it reads, some fifty names that would otherwise open the file.
+import type * as core from '@fastify-a2a/core';
 import {
   A2AError,
-  type A2AStore,
   ANONYMOUS_SCOPE,
-  type ClaimPushDeliveriesRequest,
-  type Clock,
-  type CommitRequest,
-  type CommitResult,
-  type CompletePushDeliveryRequest,
-  type ContextRecord,
-  type ContextRow,
   checkCommitRequest,
   checkPushConfigRequest,
   DuplicateMessageError,
-  type EnqueueTurnRequest,
-  type EventRow,
-  type ExpiredWorker,
-  type FailPushAttemptRequest,
+  fromRow,
   fullStoreCapabilities,
-  type InterruptedTasksQuery,
   indexedMessages,
   LIST_FILTER,
-  type ListTasksOptions,
-  type MessageIndexEntry,
-  type MessageIndexRow,
   NO_STATUS_TIMESTAMP,
-  type PurgeResult,
-  type PushClaimKey,
-  type PushConfigRecord,
-  type PushConfigRow,
-  type PushDelivery,
-  type PushDeliveryFilter,
-  type PushDeliveryRow,
-  type PushStore,
   pushTaskListFilters,
-  type QueueSlot,
-  type QueueSlotRow,
-  type SavePushConfigRequest,
-  type StoreCallContext,
-  type StoreCapabilities,
-  type StoredEvent,
   Subscribers,
-  savedPushConfigRecord,
   statusTimestampOf,
   systemClock,
-  type TaskListPage,
-  type TaskListQuery,
-  type TaskRecord,
-  type TaskRow,
-  type TurnReadiness,
   taskListPage,
   taskNotFound,
-  toContextRecord,
-  toMessageIndexEntry,
-  toPushConfigRecord,
-  toPushDelivery,
-  toQueueSlot,
-  toStoredEvent,
-  toTaskRecord,
-  toWorkerRecord,
-  type Unsubscribe,
   VersionConflictError,
-  type WorkerDescription,
-  type WorkerDescriptionRow,
-  type WorkerRecord,
 } from '@fastify-a2a/core';
 import pg from 'pg';
 import { describeTarget, messageOf, notOpen, openError, resolveTarget, storeError, type Target } from './errors.js';
@@ -102,8 +58,8 @@ function firstRepeat(ids: readonly string[]): string | undefined {
   return undefined;
 }
 
-export class PostgresStore implements A2AStore, PushStore {
-  readonly supports: StoreCapabilities;
+export class PostgresStore implements core.A2AStore, core.PushStore {
+  readonly supports: core.StoreCapabilities;
   /** The schema holding the tables. */
   readonly schema: string;
   /** The namespace this store reads and writes. */
@@ -112,7 +68,7 @@ export class PostgresStore implements A2AStore, PushStore {
   readonly preparedStatements: boolean;
 
   readonly #options: Readonly<PostgresStoreOptions>;
-  readonly #clock: Clock;
+  readonly #clock: core.Clock;
   readonly #sql: ReturnType<typeof statements>;
   readonly #channel: string;
   readonly #notifier: CommitNotifier;
@@ -289,7 +245,7 @@ export class PostgresStore implements A2AStore, PushStore {
     if (pool !== undefined && this.#ownsPool) await pool.end();
   }
 
-  /** Whether the LISTEN connection for cross-process notifications is up (see A2AStore). */
+  /** Whether the LISTEN connection for cross-process notifications is up (see core.A2AStore). */
   get notificationsConnected(): boolean {
     return this.#listener?.connected ?? false;
   }
@@ -307,7 +263,7 @@ export class PostgresStore implements A2AStore, PushStore {
     }
   }
 
-  #ready(ctx?: StoreCallContext): pg.Pool {
+  #ready(ctx?: core.StoreCallContext): pg.Pool {
     ctx?.signal?.throwIfAborted();
     if (this.#pool === undefined) throw notOpen(this.#closed);
     return this.#pool;
@@ -316,7 +272,7 @@ export class PostgresStore implements A2AStore, PushStore {
   async #query<R extends pg.QueryResultRow>(
     text: string,
     values: unknown[],
-    ctx: StoreCallContext | undefined,
+    ctx: core.StoreCallContext | undefined,
   ): Promise<pg.QueryResult<R>> {
     const pool = this.#ready(ctx);
     try {
@@ -333,7 +289,7 @@ export class PostgresStore implements A2AStore, PushStore {
    * statement may go to the database in one transaction with other commits waiting at the same
    * moment: see {@link GroupCommit}.
    */
-  async commit(request: CommitRequest, ctx?: StoreCallContext): Promise<CommitResult> {
+  async commit(request: core.CommitRequest, ctx?: core.StoreCallContext): Promise<core.CommitResult> {
     checkCommitRequest(request, 'PostgresStore');
     const { taskId, expectedVersion, task, events, enqueueTurn, finishTurn } = request;
     const owner = request.owner ?? null;
@@ -380,7 +336,7 @@ export class PostgresStore implements A2AStore, PushStore {
     const queue = this.#groupCommit;
     if (queue === undefined) return this.#settle(prepared, await this.#execute(prepared), ctx);
     this.#ready(ctx);
-    return new Promise<CommitResult>((resolve, reject) => queue.push({ ...prepared, resolve, reject }));
+    return new Promise<core.CommitResult>((resolve, reject) => queue.push({ ...prepared, resolve, reject }));
   }
 
   /** Runs one commit statement on the pool; no rows back means a version conflict. */
@@ -408,7 +364,11 @@ export class PostgresStore implements A2AStore, PushStore {
   }
 
   /** What a commit statement's rows mean: a conflict, or the result (after telling subscribers). */
-  async #settle(commit: PreparedCommit, rows: CommitRow[], ctx: StoreCallContext | undefined): Promise<CommitResult> {
+  async #settle(
+    commit: PreparedCommit,
+    rows: CommitRow[],
+    ctx: core.StoreCallContext | undefined,
+  ): Promise<core.CommitResult> {
     const { request, version } = commit;
     const { taskId, task, enqueueTurn } = request;
     if (rows.length === 0) {
@@ -418,7 +378,7 @@ export class PostgresStore implements A2AStore, PushStore {
     // Tell this process's subscribers now rather than after the NOTIFY round trip; they get the
     // NOTIFY too (duplicates are allowed). A turn waiting behind `finishTurn` hears it this way.
     this.#subscribers.notify(taskId, version);
-    // A task no other process can know of yet (its creating commit, see CommitRequest) needs no NOTIFY.
+    // A task no other process can know of yet (its creating commit, see core.CommitRequest) needs no NOTIFY.
     if (request.unknownElsewhere !== true) this.#notifier.notify(taskId, version);
     if (enqueueTurn === undefined) return { version };
     const position = Number(rows[0]?.position);
@@ -433,7 +393,7 @@ export class PostgresStore implements A2AStore, PushStore {
   async #duplicate(
     scope: string,
     messageIds: string[],
-    ctx: StoreCallContext | undefined,
+    ctx: core.StoreCallContext | undefined,
   ): Promise<DuplicateMessageError | undefined> {
     const { rows } = await this.#query<{ message_id: string; task_id: string; context_id: string }>(
       this.#sql.findMessages,
@@ -448,12 +408,12 @@ export class PostgresStore implements A2AStore, PushStore {
     return undefined;
   }
 
-  async getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined> {
-    const { rows } = await this.#query<TaskRow>(this.#sql.getTask, [this.namespace, taskId], ctx);
-    return rows[0] === undefined ? undefined : toTaskRecord(rows[0]);
+  async getTask(taskId: string, ctx?: core.StoreCallContext): Promise<core.TaskRecord | undefined> {
+    const { rows } = await this.#query<core.TaskRow>(this.#sql.getTask, [this.namespace, taskId], ctx);
+    return rows[0] === undefined ? undefined : fromRow.task(rows[0]);
   }
 
-  async getVersions(taskIds: readonly string[], ctx?: StoreCallContext): Promise<Map<string, number>> {
+  async getVersions(taskIds: readonly string[], ctx?: core.StoreCallContext): Promise<Map<string, number>> {
     if (taskIds.length === 0) return new Map();
     const { rows } = await this.#query<{ task_id: string; version: number }>(
       this.#sql.versions,
@@ -463,44 +423,52 @@ export class PostgresStore implements A2AStore, PushStore {
     return new Map(rows.map((row) => [row.task_id, row.version]));
   }
 
-  async readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]> {
-    const { rows } = await this.#query<EventRow>(
+  async readEvents(
+    taskId: string,
+    afterSeq: number,
+    limit?: number,
+    ctx?: core.StoreCallContext,
+  ): Promise<core.StoredEvent[]> {
+    const { rows } = await this.#query<core.EventRow>(
       this.#sql.readEvents,
       [this.namespace, taskId, afterSeq, limit ?? null],
       ctx,
     );
-    return rows.map(toStoredEvent);
+    return rows.map(fromRow.event);
   }
 
   async listTasksByContext(
     contextId: string,
-    options: ListTasksOptions = {},
-    ctx?: StoreCallContext,
-  ): Promise<TaskRecord[]> {
-    const { rows } = await this.#query<TaskRow>(
+    options: core.ListTasksOptions = {},
+    ctx?: core.StoreCallContext,
+  ): Promise<core.TaskRecord[]> {
+    const { rows } = await this.#query<core.TaskRow>(
       this.#sql.byContext,
       [this.namespace, contextId, options.limit ?? null],
       ctx,
     );
-    return rows.map(toTaskRecord);
+    return rows.map(fromRow.task);
   }
 
-  async listActiveTasks(ctx?: StoreCallContext): Promise<TaskRecord[]> {
-    const { rows } = await this.#query<TaskRow>(this.#sql.active, [this.namespace], ctx);
-    return rows.map(toTaskRecord);
+  async listActiveTasks(ctx?: core.StoreCallContext): Promise<core.TaskRecord[]> {
+    const { rows } = await this.#query<core.TaskRow>(this.#sql.active, [this.namespace], ctx);
+    return rows.map(fromRow.task);
   }
 
-  async listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
+  async listInterruptedTasks(
+    query: core.InterruptedTasksQuery,
+    ctx?: core.StoreCallContext,
+  ): Promise<core.TaskRecord[]> {
     const limit = Math.max(0, Math.trunc(query.limit));
     // The column holds whole milliseconds, which Postgres refuses to compare to a fraction: an
     // integer timestamp is before x exactly when it is before ⌈x⌉.
     const values = [this.namespace, Math.ceil(query.before), NO_STATUS_TIMESTAMP, limit];
-    const { rows } = await this.#query<TaskRow>(this.#sql.interrupted, values, ctx);
-    return rows.map(toTaskRecord);
+    const { rows } = await this.#query<core.TaskRow>(this.#sql.interrupted, values, ctx);
+    return rows.map(fromRow.task);
   }
 
   /** One round trip: the page (limit + 1 rows, to know whether more follow) and its total. */
-  async listTasks(query: TaskListQuery, ctx?: StoreCallContext): Promise<TaskListPage> {
+  async listTasks(query: core.TaskListQuery, ctx?: core.StoreCallContext): Promise<core.TaskListPage> {
     const { limit } = query;
     // No task has the owner '' (commits refuse it), but the owner index reads '' as "none".
     if (query.owner === ANONYMOUS_SCOPE) return { records: [], total: 0 };
@@ -511,17 +479,17 @@ export class PostgresStore implements A2AStore, PushStore {
     // NULL task columns.
     const { rows } = await this.#query<ListedRow>(this.#sql.list(shape), values, ctx);
     const listed = rows.filter(
-      (row): row is ListedRow & TaskRow & { status_ts: string | number; task_id: string } => row.task !== null,
+      (row): row is ListedRow & core.TaskRow & { status_ts: string | number; task_id: string } => row.task !== null,
     );
-    return taskListPage(listed, rows[0]?.total ?? 0, limit, toTaskRecord);
+    return taskListPage(listed, rows[0]?.total ?? 0, limit, fromRow.task);
   }
 
-  async getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {
-    const { rows } = await this.#query<ContextRow>(this.#sql.getContext, [this.namespace, contextId], ctx);
-    return rows[0] === undefined ? undefined : toContextRecord(contextId, rows[0]);
+  async getContext(contextId: string, ctx?: core.StoreCallContext): Promise<core.ContextRecord | undefined> {
+    const { rows } = await this.#query<core.ContextRow>(this.#sql.getContext, [this.namespace, contextId], ctx);
+    return rows[0] === undefined ? undefined : fromRow.context(contextId, rows[0]);
   }
 
-  async setContext(contextId: string, state: unknown, ctx?: StoreCallContext): Promise<void> {
+  async setContext(contextId: string, state: unknown, ctx?: core.StoreCallContext): Promise<void> {
     // `undefined` (for which JSON.stringify returns undefined) is stored as JSON null.
     await this.#query(
       this.#sql.setContext,
@@ -530,18 +498,18 @@ export class PostgresStore implements A2AStore, PushStore {
     );
   }
 
-  async purgeExpired(cutoff: number, ctx?: StoreCallContext): Promise<PurgeResult> {
+  async purgeExpired(cutoff: number, ctx?: core.StoreCallContext): Promise<core.PurgeResult> {
     const tasks = await this.#query<{ tasks: number }>(this.#sql.purgeTasks, [this.namespace, cutoff], ctx);
     const contexts = await this.#query(this.#sql.purgeContexts, [this.namespace, cutoff], ctx);
     return { tasks: tasks.rows[0]?.tasks ?? 0, contexts: contexts.rowCount ?? 0 };
   }
 
-  async heartbeat(workerId: string, leaseUntil: number, ctx?: StoreCallContext): Promise<void> {
+  async heartbeat(workerId: string, leaseUntil: number, ctx?: core.StoreCallContext): Promise<void> {
     await this.#query(this.#sql.heartbeat, [this.namespace, workerId, leaseUntil, this.#clock()], ctx);
   }
 
   /** One round trip; see `enqueue` in `statements` for why positions follow commit order. */
-  async enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<QueueSlot> {
+  async enqueueTurn(request: core.EnqueueTurnRequest, ctx?: core.StoreCallContext): Promise<core.QueueSlot> {
     const { contextId, taskId, messageId, workerId } = request;
     const { rows } = await this.#query<{ position: string }>(
       this.#sql.enqueue,
@@ -559,16 +527,16 @@ export class PostgresStore implements A2AStore, PushStore {
     return { contextId, position: Number(rows[0]?.position), taskId, messageId, workerId };
   }
 
-  async turnReadiness(ticket: QueueSlot, ctx?: StoreCallContext): Promise<TurnReadiness> {
-    const { rows } = await this.#query<QueueSlotRow>(
+  async turnReadiness(ticket: core.QueueSlot, ctx?: core.StoreCallContext): Promise<core.TurnReadiness> {
+    const { rows } = await this.#query<core.QueueSlotRow>(
       this.#sql.ahead,
       [this.namespace, ticket.contextId, ticket.position],
       ctx,
     );
-    return rows[0] === undefined ? { ready: true } : { ready: false, ahead: toQueueSlot(rows[0]) };
+    return rows[0] === undefined ? { ready: true } : { ready: false, ahead: fromRow.queueSlot(rows[0]) };
   }
 
-  async finishTurn(ticket: QueueSlot, ctx?: StoreCallContext): Promise<void> {
+  async finishTurn(ticket: core.QueueSlot, ctx?: core.StoreCallContext): Promise<void> {
     // Sequence 0: "look again", never new events. Waiters behind this turn subscribe to its task;
     // rowCount is 1 only when the ticket was removed and some turn waits behind it.
     const { rowCount } = await this.#query(
@@ -587,19 +555,23 @@ export class PostgresStore implements A2AStore, PushStore {
     if (rowCount !== 0) this.#subscribers.notify(ticket.taskId, 0);
   }
 
-  async claimExpiredWorkers(now: number, exceptWorkerId?: string, ctx?: StoreCallContext): Promise<ExpiredWorker[]> {
+  async claimExpiredWorkers(
+    now: number,
+    exceptWorkerId?: string,
+    ctx?: core.StoreCallContext,
+  ): Promise<core.ExpiredWorker[]> {
     // One row per turn of a claimed worker, or one row with null turn columns for a worker without turns.
     const { rows } = await this.#query<
-      Omit<QueueSlotRow, 'context_id'> & { context_id: string | null; last_heartbeat: string | number }
+      Omit<core.QueueSlotRow, 'context_id'> & { context_id: string | null; last_heartbeat: string | number }
     >(this.#sql.claimExpired, [this.namespace, now, exceptWorkerId ?? null], ctx);
-    const claimed = new Map<string, ExpiredWorker>();
+    const claimed = new Map<string, core.ExpiredWorker>();
     for (const row of rows) {
       let worker = claimed.get(row.worker_id);
       if (worker === undefined) {
         worker = { workerId: row.worker_id, lastHeartbeat: Number(row.last_heartbeat), turns: [] };
         claimed.set(row.worker_id, worker);
       }
-      if (row.context_id !== null) worker.turns.push(toQueueSlot({ ...row, context_id: row.context_id }));
+      if (row.context_id !== null) worker.turns.push(fromRow.queueSlot({ ...row, context_id: row.context_id }));
     }
     return [...claimed.values()];
   }
@@ -607,12 +579,12 @@ export class PostgresStore implements A2AStore, PushStore {
   async joinWorker(
     workerId: string,
     leaseUntil: number,
-    description: WorkerDescription,
-    ctx?: StoreCallContext,
-  ): Promise<ExpiredWorker | undefined> {
+    description: core.WorkerDescription,
+    ctx?: core.StoreCallContext,
+  ): Promise<core.ExpiredWorker | undefined> {
     const { incarnation, host, pid, startedAt } = description;
     const { rows } = await this.#query<
-      Omit<QueueSlotRow, 'context_id' | 'worker_id'> & {
+      Omit<core.QueueSlotRow, 'context_id' | 'worker_id'> & {
         context_id: string | null;
         worker_id: string | null;
         last_heartbeat: string | number | null;
@@ -624,54 +596,62 @@ export class PostgresStore implements A2AStore, PushStore {
     );
     const first = rows[0];
     if (first === undefined) return undefined;
-    const turns: QueueSlot[] = [];
+    const turns: core.QueueSlot[] = [];
     for (const row of rows) {
-      if (row.context_id !== null) turns.push(toQueueSlot({ ...row, context_id: row.context_id, worker_id: workerId }));
+      if (row.context_id !== null)
+        turns.push(fromRow.queueSlot({ ...row, context_id: row.context_id, worker_id: workerId }));
     }
     return { workerId, lastHeartbeat: Number(first.last_heartbeat ?? 0), turns };
   }
 
-  async listWorkers(ctx?: StoreCallContext): Promise<WorkerRecord[]> {
+  async listWorkers(ctx?: core.StoreCallContext): Promise<core.WorkerRecord[]> {
     const { rows } = await this.#query<
-      WorkerDescriptionRow & Omit<QueueSlotRow, 'context_id' | 'worker_id'> & { context_id: string | null }
+      core.WorkerDescriptionRow & Omit<core.QueueSlotRow, 'context_id' | 'worker_id'> & { context_id: string | null }
     >(this.#sql.listWorkers, [this.namespace], ctx);
-    const workers = new Map<string, WorkerRecord>();
+    const workers = new Map<string, core.WorkerRecord>();
     for (const row of rows) {
       let worker = workers.get(row.worker_id);
       if (worker === undefined) {
-        worker = toWorkerRecord(row, []);
+        worker = fromRow.worker(row, []);
         workers.set(row.worker_id, worker);
       }
-      if (row.context_id !== null) worker.turns.push(toQueueSlot({ ...row, context_id: row.context_id }));
+      if (row.context_id !== null) worker.turns.push(fromRow.queueSlot({ ...row, context_id: row.context_id }));
     }
     return [...workers.values()];
   }
 
-  async removeWorker(workerId: string, ctx?: StoreCallContext): Promise<void> {
+  async removeWorker(workerId: string, ctx?: core.StoreCallContext): Promise<void> {
     await this.#query(this.#sql.removeWorker, [this.namespace, workerId], ctx);
   }
 
-  async listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<QueueSlot[]> {
-    const { rows } = await this.#query<QueueSlotRow>(this.#sql.workerTurns, [this.namespace, workerId], ctx);
-    return rows.map(toQueueSlot);
+  async listWorkerTurns(workerId: string, ctx?: core.StoreCallContext): Promise<core.QueueSlot[]> {
+    const { rows } = await this.#query<core.QueueSlotRow>(this.#sql.workerTurns, [this.namespace, workerId], ctx);
+    return rows.map(fromRow.queueSlot);
   }
 
-  async findMessage(messageId: string, ctx?: StoreCallContext, owner?: string): Promise<MessageIndexEntry | undefined> {
+  async findMessage(
+    messageId: string,
+    ctx?: core.StoreCallContext,
+    owner?: string,
+  ): Promise<core.MessageIndexEntry | undefined> {
     this.#ready(ctx);
     // '' is how the anonymous scope is keyed, not a principal: no commit indexes under owner ''.
     if (owner === ANONYMOUS_SCOPE) return undefined;
-    const { rows } = await this.#query<MessageIndexRow>(
+    const { rows } = await this.#query<core.MessageIndexRow>(
       this.#sql.findMessage,
       [this.namespace, owner ?? ANONYMOUS_SCOPE, messageId],
       ctx,
     );
-    return rows[0] === undefined ? undefined : toMessageIndexEntry(rows[0]);
+    return rows[0] === undefined ? undefined : fromRow.messageIndexEntry(rows[0]);
   }
 
   // ---- Push notifications ----
 
   /** One statement: the task check, the config and its fresh delivery state (see `savePushConfig` in `statements`). */
-  async savePushConfig(request: SavePushConfigRequest, ctx?: StoreCallContext): Promise<PushConfigRecord> {
+  async savePushConfig(
+    request: core.SavePushConfigRequest,
+    ctx?: core.StoreCallContext,
+  ): Promise<core.PushConfigRecord> {
     checkPushConfigRequest(request, 'PostgresStore');
     const { taskId, config, protocolVersion } = request;
     const configJson = JSON.stringify(config);
@@ -689,48 +669,59 @@ export class PostgresStore implements A2AStore, PushStore {
     }
     const saved = rows[0];
     if (saved === undefined) throw taskNotFound(taskId);
-    return savedPushConfigRecord(request, configJson, saved);
+    return fromRow.savedPushConfig(request, configJson, saved);
   }
 
-  async getPushConfig(taskId: string, configId: string, ctx?: StoreCallContext): Promise<PushConfigRecord | undefined> {
-    const { rows } = await this.#query<PushConfigRow>(this.#sql.getPushConfig, [this.namespace, taskId, configId], ctx);
-    return rows[0] === undefined ? undefined : toPushConfigRecord(rows[0]);
+  async getPushConfig(
+    taskId: string,
+    configId: string,
+    ctx?: core.StoreCallContext,
+  ): Promise<core.PushConfigRecord | undefined> {
+    const { rows } = await this.#query<core.PushConfigRow>(
+      this.#sql.getPushConfig,
+      [this.namespace, taskId, configId],
+      ctx,
+    );
+    return rows[0] === undefined ? undefined : fromRow.pushConfig(rows[0]);
   }
 
-  async listPushConfigs(taskId: string, ctx?: StoreCallContext): Promise<PushConfigRecord[]> {
-    const { rows } = await this.#query<PushConfigRow>(this.#sql.listPushConfigs, [this.namespace, taskId], ctx);
-    return rows.map(toPushConfigRecord);
+  async listPushConfigs(taskId: string, ctx?: core.StoreCallContext): Promise<core.PushConfigRecord[]> {
+    const { rows } = await this.#query<core.PushConfigRow>(this.#sql.listPushConfigs, [this.namespace, taskId], ctx);
+    return rows.map(fromRow.pushConfig);
   }
 
-  async deletePushConfig(taskId: string, configId: string, ctx?: StoreCallContext): Promise<boolean> {
+  async deletePushConfig(taskId: string, configId: string, ctx?: core.StoreCallContext): Promise<boolean> {
     const { rowCount } = await this.#query(this.#sql.deletePushConfig, [this.namespace, taskId, configId], ctx);
     return (rowCount ?? 0) > 0;
   }
 
   /** One statement (see `claimPushDeliveries` in `statements` for why claimants never share a delivery). */
-  async claimPushDeliveries(request: ClaimPushDeliveriesRequest, ctx?: StoreCallContext): Promise<PushDelivery[]> {
+  async claimPushDeliveries(
+    request: core.ClaimPushDeliveriesRequest,
+    ctx?: core.StoreCallContext,
+  ): Promise<core.PushDelivery[]> {
     const { workerId, now, claimUntil, limit } = request;
-    const { rows } = await this.#query<PushDeliveryRow>(
+    const { rows } = await this.#query<core.PushDeliveryRow>(
       this.#sql.claimPushDeliveries,
       [this.namespace, now, Math.max(0, Math.trunc(limit)), workerId, randomUUID(), claimUntil],
       ctx,
     );
-    return rows.map(toPushDelivery);
+    return rows.map(fromRow.pushDelivery);
   }
 
-  async renewPushClaims(workerId: string, claimUntil: number, ctx?: StoreCallContext): Promise<number> {
+  async renewPushClaims(workerId: string, claimUntil: number, ctx?: core.StoreCallContext): Promise<number> {
     const { rowCount } = await this.#query(this.#sql.renewPushClaims, [this.namespace, workerId, claimUntil], ctx);
     return rowCount ?? 0;
   }
 
-  async completePushDelivery(request: CompletePushDeliveryRequest, ctx?: StoreCallContext): Promise<boolean> {
+  async completePushDelivery(request: core.CompletePushDeliveryRequest, ctx?: core.StoreCallContext): Promise<boolean> {
     const { taskId, configId, claimId, cursor, sentAt, nextAttemptAt = null, status = null } = request;
     const values = [this.namespace, taskId, configId, claimId, cursor, nextAttemptAt, sentAt, status];
     const { rowCount } = await this.#query(this.#sql.completePushDelivery, values, ctx);
     return (rowCount ?? 0) > 0;
   }
 
-  async failPushAttempt(request: FailPushAttemptRequest, ctx?: StoreCallContext): Promise<boolean> {
+  async failPushAttempt(request: core.FailPushAttemptRequest, ctx?: core.StoreCallContext): Promise<boolean> {
     const { taskId, configId, claimId, nextAttemptAt, error } = request;
     const { rowCount } = await this.#query(
       this.#sql.failPushAttempt,
@@ -740,7 +731,7 @@ export class PostgresStore implements A2AStore, PushStore {
     return (rowCount ?? 0) > 0;
   }
 
-  async releasePushClaim(key: PushClaimKey, ctx?: StoreCallContext): Promise<boolean> {
+  async releasePushClaim(key: core.PushClaimKey, ctx?: core.StoreCallContext): Promise<boolean> {
     const { rowCount } = await this.#query(
       this.#sql.releasePushClaim,
       [this.namespace, key.taskId, key.configId, key.claimId],
@@ -749,21 +740,24 @@ export class PostgresStore implements A2AStore, PushStore {
     return (rowCount ?? 0) > 0;
   }
 
-  async listPushDeliveries(filter: PushDeliveryFilter = {}, ctx?: StoreCallContext): Promise<PushDelivery[]> {
+  async listPushDeliveries(
+    filter: core.PushDeliveryFilter = {},
+    ctx?: core.StoreCallContext,
+  ): Promise<core.PushDelivery[]> {
     const { taskId, failed, limit } = filter;
     const values: unknown[] = [this.namespace, failed ?? null, limit === undefined ? null : Math.max(0, limit)];
     const text = taskId === undefined ? this.#sql.listPushDeliveries : this.#sql.listTaskPushDeliveries;
     if (taskId !== undefined) values.push(taskId);
-    const { rows } = await this.#query<PushDeliveryRow>(text, values, ctx);
-    return rows.map(toPushDelivery);
+    const { rows } = await this.#query<core.PushDeliveryRow>(text, values, ctx);
+    return rows.map(fromRow.pushDelivery);
   }
 
-  subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
+  subscribe(taskId: string, listener: (seq: number) => void): core.Unsubscribe {
     return this.#subscribers.subscribe(taskId, listener);
   }
 
   /** Every NOTIFY on the store's channel reaches them: the same path task subscribers hear from. */
-  subscribeAll(listener: (taskId: string, seq: number) => void): Unsubscribe {
+  subscribeAll(listener: (taskId: string, seq: number) => void): core.Unsubscribe {
     return this.#subscribers.subscribeAll(listener);
   }
 }

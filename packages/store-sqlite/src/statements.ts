@@ -5,32 +5,25 @@
  */
 
 import {
-  ACTIVE_STATES,
   type ContextRow,
   DuplicateMessageError,
   type EventRow,
   type ExpiredWorker,
-  FINAL_STATES,
-  INTERRUPTED_STATES,
+  fromRow,
   LIST_FILTER,
-  LIST_SHAPES,
   type MessageIndexRow,
   type PurgeResult,
   type PushConfigRow,
   type PushDelivery,
   type PushDeliveryRow,
+  perListShape,
   type QueueSlot,
   type QueueSlotRow,
-  sqlStateList,
-  TASK_STATES,
+  SQL_STATE_LISTS,
   type TaskListConditions,
   type TaskRow,
-  TERMINAL_STATES,
   taskListWhere,
   taskNotFound,
-  toPushDelivery,
-  toQueueSlot,
-  toWorkerRecord,
   VersionConflictError,
   type WorkerDescriptionRow,
   type WorkerRecord,
@@ -57,7 +50,7 @@ import type {
  * on updated_at would cost every commit of every deployment a B-tree update for the monitor alone.
  */
 export const TASKS_UPDATED_SINCE_SQL = `SELECT task_id, version, updated_at FROM a2a_tasks
-  WHERE namespace = ? AND state IN (${sqlStateList(TASK_STATES)}) AND updated_at >= ?`;
+  WHERE namespace = ? AND state IN (${SQL_STATE_LISTS.all}) AND updated_at >= ?`;
 
 /**
  * The listTasks statements for every combination of filters (page: 32, count: 16), prepared once.
@@ -87,7 +80,7 @@ function listStatements(db: Database.Database, columns: string) {
         : shape & LIST_FILTER.byState
           ? 'a2a_tasks_by_state_status_ts'
           : 'a2a_tasks_by_status_ts';
-  const pages = Array.from({ length: LIST_SHAPES }, (_, shape) =>
+  const pages = perListShape((shape) =>
     db.prepare<[ListParams], ListedRow>(
       `SELECT ${columns}, status_ts, task_id FROM a2a_tasks INDEXED BY ${pageIndex(shape)} WHERE ${where(shape)}
        ORDER BY status_ts DESC, task_id DESC LIMIT @limit`,
@@ -101,7 +94,7 @@ function listStatements(db: Database.Database, columns: string) {
       : shape & LIST_FILTER.byOwner
         ? ' INDEXED BY a2a_tasks_by_owner_status_ts'
         : '';
-  const counts = Array.from({ length: LIST_SHAPES }, (_, shape) =>
+  const counts = perListShape((shape) =>
     shape & LIST_FILTER.after
       ? undefined
       : db
@@ -171,11 +164,11 @@ export function prepare(db: Database.Database) {
     // Through the index ListTasks filters by state with (one range per interrupted state).
     interruptedTasks: db.prepare<[string, number, number, number], TaskRow>(
       `SELECT ${columns} FROM a2a_tasks INDEXED BY a2a_tasks_by_state_status_ts
-       WHERE namespace = ? AND state IN (${sqlStateList(INTERRUPTED_STATES)}) AND status_ts < ? AND status_ts > ?
+       WHERE namespace = ? AND state IN (${SQL_STATE_LISTS.interrupted}) AND status_ts < ? AND status_ts > ?
        ORDER BY status_ts, task_id LIMIT ?`,
     ),
     activeTasks: db.prepare<[string], TaskRow>(
-      `SELECT ${columns} FROM a2a_tasks WHERE namespace = ? AND state IN (${sqlStateList(ACTIVE_STATES)})
+      `SELECT ${columns} FROM a2a_tasks WHERE namespace = ? AND state IN (${SQL_STATE_LISTS.active})
        ORDER BY created_at, rowid`,
     ),
     getContext: db.prepare<[string, string], ContextRow>(
@@ -285,7 +278,7 @@ export function prepare(db: Database.Database) {
          AND (d.claim_until IS NULL OR d.claim_until < @now)
          AND t.version > d.cursor
          AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= @now
-              OR (d.attempts = 0 AND t.state IN (${sqlStateList(FINAL_STATES)})))
+              OR (d.attempts = 0 AND t.state IN (${SQL_STATE_LISTS.final})))
        ORDER BY d.next_attempt_at LIMIT @limit`,
     ),
     claimPushDelivery: db.prepare<[PushKey & Pick<PushClaimArgs, 'workerId' | 'claimId' | 'claimUntil'>]>(
@@ -345,16 +338,16 @@ export function prepare(db: Database.Database) {
     purgeMessages: db.prepare<[{ namespace: string; cutoff: number }]>(
       `DELETE FROM a2a_messages WHERE namespace = @namespace AND task_id IN (
          SELECT task_id FROM a2a_tasks WHERE namespace = @namespace
-         AND state IN (${sqlStateList(TERMINAL_STATES)}) AND updated_at < @cutoff)`,
+         AND state IN (${SQL_STATE_LISTS.terminal}) AND updated_at < @cutoff)`,
     ),
     purgeEvents: db.prepare<[{ namespace: string; cutoff: number }]>(
       `DELETE FROM a2a_events WHERE namespace = @namespace AND task_id IN (
          SELECT task_id FROM a2a_tasks WHERE namespace = @namespace
-         AND state IN (${sqlStateList(TERMINAL_STATES)}) AND updated_at < @cutoff)`,
+         AND state IN (${SQL_STATE_LISTS.terminal}) AND updated_at < @cutoff)`,
     ),
     purgeTasks: db.prepare<[{ namespace: string; cutoff: number }]>(
       `DELETE FROM a2a_tasks WHERE namespace = @namespace
-       AND state IN (${sqlStateList(TERMINAL_STATES)}) AND updated_at < @cutoff`,
+       AND state IN (${SQL_STATE_LISTS.terminal}) AND updated_at < @cutoff`,
     ),
     purgeContexts: db.prepare<[{ namespace: string; cutoff: number }]>(
       `DELETE FROM a2a_contexts WHERE namespace = @namespace AND updated_at < @cutoff
@@ -422,7 +415,7 @@ export function prepare(db: Database.Database) {
         return {
           workerId: worker.worker_id,
           lastHeartbeat: worker.last_heartbeat,
-          turns: statements.workerTurns.all(namespace, worker.worker_id).map(toQueueSlot),
+          turns: statements.workerTurns.all(namespace, worker.worker_id).map(fromRow.queueSlot),
         };
       }),
   );
@@ -435,7 +428,7 @@ export function prepare(db: Database.Database) {
       if (previous !== undefined && previous.incarnation === incarnation) return undefined;
       // Without a row (a reaper claimed it), turns of this id are still a previous start's: a new
       // incarnation owns none yet.
-      const turns = statements.workerTurns.all(namespace, workerId).map(toQueueSlot);
+      const turns = statements.workerTurns.all(namespace, workerId).map(fromRow.queueSlot);
       if (previous === undefined && turns.length === 0) return undefined;
       return { workerId, lastHeartbeat: Number(previous?.last_heartbeat ?? 0), turns };
     },
@@ -446,10 +439,10 @@ export function prepare(db: Database.Database) {
     const turns = new Map<string, QueueSlot[]>();
     for (const row of statements.queuedTurns.all(namespace)) {
       const list = turns.get(row.worker_id);
-      if (list === undefined) turns.set(row.worker_id, [toQueueSlot(row)]);
-      else list.push(toQueueSlot(row));
+      if (list === undefined) turns.set(row.worker_id, [fromRow.queueSlot(row)]);
+      else list.push(fromRow.queueSlot(row));
     }
-    const workers = statements.workers.all(namespace).map((row) => toWorkerRecord(row, turns.get(row.worker_id) ?? []));
+    const workers = statements.workers.all(namespace).map((row) => fromRow.worker(row, turns.get(row.worker_id) ?? []));
     // Turns whose worker has no lease row any more (claimed, its reaping failed) are listed under
     // that id with no lease, so operators can still see and release them.
     const leased = new Set(workers.map((worker) => worker.workerId));
@@ -490,7 +483,7 @@ export function prepare(db: Database.Database) {
     const { namespace, now, limit, workerId, claimId, claimUntil } = args;
     return statements.duePushDeliveries.all({ namespace, now, limit }).map((key) => {
       statements.claimPushDelivery.run({ ...key, workerId, claimId, claimUntil });
-      return toPushDelivery(statements.pushDelivery.get(key) as PushDeliveryRow);
+      return fromRow.pushDelivery(statements.pushDelivery.get(key) as PushDeliveryRow);
     });
   });
 

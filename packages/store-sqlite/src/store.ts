@@ -22,6 +22,7 @@ import {
   type EnqueueTurnRequest,
   type ExpiredWorker,
   type FailPushAttemptRequest,
+  fromRow,
   fullStoreCapabilities,
   type InterruptedTasksQuery,
   indexedMessages,
@@ -39,7 +40,6 @@ import {
   type StoreCallContext,
   type StoreCapabilities,
   type StoredEvent,
-  savedPushConfigRecord,
   statusTimestampOf,
   systemClock,
   type TaskListPage,
@@ -48,13 +48,6 @@ import {
   type TurnReadiness,
   taskListPage,
   taskListShape,
-  toContextRecord,
-  toMessageIndexEntry,
-  toPushConfigRecord,
-  toPushDelivery,
-  toQueueSlot,
-  toStoredEvent,
-  toTaskRecord,
   type Unsubscribe,
   type WorkerDescription,
   type WorkerRecord,
@@ -239,7 +232,7 @@ export class SqliteStore implements A2AStore, PushStore {
   async getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined> {
     return this.#run(ctx, (s) => {
       const row = s.getTask.get(this.#namespace, taskId);
-      return row === undefined ? undefined : toTaskRecord(row);
+      return row === undefined ? undefined : fromRow.task(row);
     });
   }
 
@@ -253,7 +246,7 @@ export class SqliteStore implements A2AStore, PushStore {
 
   async readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]> {
     return this.#run(ctx, (s) =>
-      s.readEvents.all(this.#namespace, taskId, afterSeq, sqlLimit(limit)).map(toStoredEvent),
+      s.readEvents.all(this.#namespace, taskId, afterSeq, sqlLimit(limit)).map(fromRow.event),
     );
   }
 
@@ -263,18 +256,18 @@ export class SqliteStore implements A2AStore, PushStore {
     ctx?: StoreCallContext,
   ): Promise<TaskRecord[]> {
     return this.#run(ctx, (s) =>
-      s.tasksByContext.all(this.#namespace, contextId, sqlLimit(options?.limit)).map(toTaskRecord),
+      s.tasksByContext.all(this.#namespace, contextId, sqlLimit(options?.limit)).map(fromRow.task),
     );
   }
 
   async listActiveTasks(ctx?: StoreCallContext): Promise<TaskRecord[]> {
-    return this.#run(ctx, (s) => s.activeTasks.all(this.#namespace).map(toTaskRecord));
+    return this.#run(ctx, (s) => s.activeTasks.all(this.#namespace).map(fromRow.task));
   }
 
   async listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
     const { before, limit } = query;
     return this.#run(ctx, (s) =>
-      s.interruptedTasks.all(this.#namespace, before, NO_STATUS_TIMESTAMP, sqlLimit(limit)).map(toTaskRecord),
+      s.interruptedTasks.all(this.#namespace, before, NO_STATUS_TIMESTAMP, sqlLimit(limit)).map(fromRow.task),
     );
   }
 
@@ -292,13 +285,13 @@ export class SqliteStore implements A2AStore, PushStore {
       limit: Math.max(0, Math.trunc(limit)) + 1,
     };
     const { rows, total } = await this.#run(ctx, (s) => s.listTasks(params, taskListShape(query)));
-    return taskListPage(rows, total, limit, toTaskRecord);
+    return taskListPage(rows, total, limit, fromRow.task);
   }
 
   async getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {
     return this.#run(ctx, (s) => {
       const row = s.getContext.get(this.#namespace, contextId);
-      return row === undefined ? undefined : toContextRecord(contextId, row);
+      return row === undefined ? undefined : fromRow.context(contextId, row);
     });
   }
 
@@ -343,7 +336,7 @@ export class SqliteStore implements A2AStore, PushStore {
   async turnReadiness(ticket: QueueSlot, ctx?: StoreCallContext): Promise<TurnReadiness> {
     return this.#run(ctx, (s) => {
       const ahead = s.turnAhead.get(this.#namespace, ticket.contextId, ticket.position);
-      return ahead === undefined ? { ready: true } : { ready: false, ahead: toQueueSlot(ahead) };
+      return ahead === undefined ? { ready: true } : { ready: false, ahead: fromRow.queueSlot(ahead) };
     });
   }
 
@@ -388,7 +381,7 @@ export class SqliteStore implements A2AStore, PushStore {
   }
 
   async listWorkerTurns(workerId: string, ctx?: StoreCallContext): Promise<QueueSlot[]> {
-    return this.#run(ctx, (s) => s.workerTurns.all(this.#namespace, workerId).map(toQueueSlot));
+    return this.#run(ctx, (s) => s.workerTurns.all(this.#namespace, workerId).map(fromRow.queueSlot));
   }
 
   async findMessage(messageId: string, ctx?: StoreCallContext, owner?: string): Promise<MessageIndexEntry | undefined> {
@@ -396,7 +389,7 @@ export class SqliteStore implements A2AStore, PushStore {
       // '' is how the anonymous scope is keyed, not a principal: no commit indexes under owner ''.
       if (owner === ANONYMOUS_SCOPE) return undefined;
       const row = s.findMessage.get(this.#namespace, owner ?? ANONYMOUS_SCOPE, messageId);
-      return row === undefined ? undefined : toMessageIndexEntry(row);
+      return row === undefined ? undefined : fromRow.messageIndexEntry(row);
     });
   }
 
@@ -416,38 +409,40 @@ export class SqliteStore implements A2AStore, PushStore {
         protocolVersion,
         now: this.#clock(),
       });
-      return savedPushConfigRecord(request, configJson, saved);
+      return fromRow.savedPushConfig(request, configJson, saved);
     });
   }
 
   async getPushConfig(taskId: string, configId: string, ctx?: StoreCallContext): Promise<PushConfigRecord | undefined> {
     return this.#run(ctx, (s) => {
       const row = s.getPushConfig.get(this.#namespace, taskId, configId);
-      return row === undefined ? undefined : toPushConfigRecord(row);
+      return row === undefined ? undefined : fromRow.pushConfig(row);
     });
   }
 
   async listPushConfigs(taskId: string, ctx?: StoreCallContext): Promise<PushConfigRecord[]> {
-    return this.#run(ctx, (s) => s.listPushConfigs.all(this.#namespace, taskId).map(toPushConfigRecord));
+    return this.#run(ctx, (s) => s.listPushConfigs.all(this.#namespace, taskId).map(fromRow.pushConfig));
   }
 
   async deletePushConfig(taskId: string, configId: string, ctx?: StoreCallContext): Promise<boolean> {
     return this.#run(ctx, (s) => s.deletePush.immediate({ namespace: this.#namespace, taskId, configId }));
   }
 
-  /** One `BEGIN IMMEDIATE` transaction: claimants in every process serialise on the write lock. */
+  /**
+   * One `BEGIN IMMEDIATE` transaction: claimants in every process serialise on the write lock. The
+   * push job asks every `pollIntervalMs` on every worker and nearly always finds nothing due: a read
+   * (which in WAL mode neither takes nor waits for the write lock) answers that case, so an idle
+   * poll does not queue behind, or hold up, the commits of sends. The transaction reads again under
+   * the lock, so what it claims is as if the read had not happened.
+   */
   async claimPushDeliveries(request: ClaimPushDeliveriesRequest, ctx?: StoreCallContext): Promise<PushDelivery[]> {
-    const { workerId, now, claimUntil, limit } = request;
-    return this.#run(ctx, (s) =>
-      s.claimPush.immediate({
-        namespace: this.#namespace,
-        workerId,
-        claimId: randomUUID(),
-        now,
-        claimUntil,
-        limit: Math.max(0, Math.trunc(limit)),
-      }),
-    );
+    const { workerId, now, claimUntil } = request;
+    const limit = Math.max(0, Math.trunc(request.limit));
+    const namespace = this.#namespace;
+    return this.#run(ctx, (s) => {
+      if (s.duePushDeliveries.all({ namespace, now, limit: Math.min(limit, 1) }).length === 0) return [];
+      return s.claimPush.immediate({ namespace, workerId, claimId: randomUUID(), now, claimUntil, limit });
+    });
   }
 
   async renewPushClaims(workerId: string, claimUntil: number, ctx?: StoreCallContext): Promise<number> {
@@ -508,7 +503,7 @@ export class SqliteStore implements A2AStore, PushStore {
       (taskId === undefined
         ? s.listPushDeliveries.all(params)
         : s.listTaskPushDeliveries.all({ ...params, taskId })
-      ).map(toPushDelivery),
+      ).map(fromRow.pushDelivery),
     );
   }
 

@@ -39,6 +39,18 @@ export function sqlStateList(states: Iterable<TaskState>): string {
 }
 
 /**
+ * The state lists the SQL stores select by, as SQL list literals built once: what their statements
+ * write after `state IN`.
+ */
+export const SQL_STATE_LISTS = {
+  all: sqlStateList(TASK_STATES),
+  active: sqlStateList(ACTIVE_STATES),
+  final: sqlStateList(FINAL_STATES),
+  interrupted: sqlStateList(INTERRUPTED_STATES),
+  terminal: sqlStateList(TERMINAL_STATES),
+} as const;
+
+/**
  * The owner key of the message index (and of the SQL stores' owner index) for commits without an
  * owner: a key column cannot be NULL, and commits refuse '' as an owner (see
  * `checkCommitRequest`), so no principal shares this scope.
@@ -122,6 +134,11 @@ export const LIST_FILTER = {
 } as const;
 /** How many shapes there are: every combination of the bits above. */
 export const LIST_SHAPES = 32;
+
+/** One statement (or its text) per ListTasks shape, indexed by the shape: `build` is called for each. */
+export function perListShape<T>(build: (shape: number) => T): T[] {
+  return Array.from({ length: LIST_SHAPES }, (_, shape) => build(shape));
+}
 
 /** Which filters `query` has: the shape of the statement that reads its page. */
 export function taskListShape(query: TaskListQuery): number {

@@ -198,3 +198,19 @@ export function toPushDelivery(row: PushDeliveryRow): PushDelivery {
     taskVersion: row.task_version,
   };
 }
+
+/**
+ * The mappers above as one object, what a store imports to turn its rows into records
+ * (`fromRow.task(row)`).
+ */
+export const fromRow = {
+  task: toTaskRecord,
+  event: toStoredEvent,
+  context: toContextRecord,
+  queueSlot: toQueueSlot,
+  worker: toWorkerRecord,
+  messageIndexEntry: toMessageIndexEntry,
+  pushConfig: toPushConfigRecord,
+  savedPushConfig: savedPushConfigRecord,
+  pushDelivery: toPushDelivery,
+} as const;
