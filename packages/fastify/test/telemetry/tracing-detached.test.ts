@@ -7,13 +7,13 @@
  */
 import type { TurnContext } from '@fastify-a2a/core';
 import { type Context, context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import Fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
 import { a2aPlugin, parentContextOf } from '../../src/index.js';
-import { listen, rpcBody, testCard, userMessage } from '../helpers.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../push/receiver.js';
+import { rpcBody, testCard, userMessage } from '../helpers.js';
 import type { Wire } from '../rest-helpers.js';
-import { InMemorySpanExporter, installTracing, recordOf, type SpanRecord } from './otel.js';
+import { InMemorySpanExporter, installTracing, type SpanRecord } from './otel.js';
+import { completedPush, finishedSpans, tracedServer } from './traced-server.js';
 
 const exporter = installTracing(new InMemorySpanExporter());
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
@@ -34,38 +34,15 @@ async function tracedAgent(turn: TurnContext): Promise<void> {
   await turn.complete('done');
 }
 
-let app: FastifyInstance;
-let base: string;
-let receiver: WebhookReceiver;
-
-beforeAll(async () => {
-  receiver = await startWebhookReceiver();
-  app = Fastify({ logger: false });
-  await app.register(a2aPlugin, {
-    agentCard: testCard,
-    executor: tracedAgent,
-    tracing: { activeContext: false },
-    retention: false,
-    drainTimeoutMs: 200,
-    pushNotifications: true,
-    pushAllowedCidrs: ['127.0.0.1/32'],
-    pushPollIntervalMs: 20,
-    pushThrottleMs: 0,
-  });
-  base = await listen(app);
+const server = tracedServer(exporter, {
+  executor: tracedAgent,
+  tracing: { activeContext: false },
 });
 
-afterAll(async () => {
-  await app?.close();
-  await receiver?.close();
-});
-
-beforeEach(() => exporter.reset());
-
-const spans = (): SpanRecord[] => exporter.getFinishedSpans().map((span) => recordOf(span));
+const spans = (): SpanRecord[] => finishedSpans(exporter);
 
 async function send(text: string, configuration?: unknown): Promise<Wire> {
-  const res = await fetch(`${base}/a2a`, {
+  const res = await fetch(`${server.base}/a2a`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', traceparent },
     body: JSON.stringify(rpcBody('message/send', { message: userMessage(text), configuration })),
@@ -73,19 +50,9 @@ async function send(text: string, configuration?: unknown): Promise<Wire> {
   return ((await res.json()) as Wire).result;
 }
 
-async function until<T>(read: () => T | undefined, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 describe('tracing with activeContext: false', () => {
   it('the operation span as by default, the agent’s explicitly parented span under it, and the push POST in the trace', async () => {
-    const task = await send('detached', { pushNotificationConfig: { url: receiver.url } });
+    const task = await send('detached', { pushNotificationConfig: { url: server.receiver.url } });
     expect(task.status.state).toBe('completed');
 
     const operation = spans().find((s) => s.name === 'SendMessage');
@@ -111,19 +78,9 @@ describe('tracing with activeContext: false', () => {
     });
 
     // The commits carried the operation's trace to the push job, which read it from the store.
-    const notification = await until(
-      () =>
-        receiver.received.find((n) => (n.body as Wire).id === task.id && (n.body as Wire).status.state === 'completed'),
-      'the completed notification',
-    );
-    const header = String(notification.headers.traceparent);
-    expect(header).toMatch(new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-01$`));
-    const post = await until(
-      () => spans().find((s) => s.name === 'POST' && s.attributes['a2a.task.state'] === 'TASK_STATE_COMPLETED'),
-      'the push span',
-    );
+    const { traceparent: header, post } = await completedPush(server.receiver, exporter, task.id);
     expect(post).toMatchObject({ kind: SpanKind.CLIENT, traceId: TRACE_ID, parentSpanId: operationSpan });
-    expect(header.split('-')[2]).toBe(post.spanId);
+    expect(header).toBe(`00-${TRACE_ID}-${post.spanId}-01`);
   });
 
   it('the executor runs outside the span’s context: the active context holds no span, and active-context spans start traces of their own', async () => {
