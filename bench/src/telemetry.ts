@@ -11,8 +11,9 @@
  * BENCH_DURATION_S (5, quick 2) per window after one BENCH_WARMUP_S (2) warm-up each,
  * BENCH_CONNECTIONS (64), BENCH_STORE (memory; or sqlite), BENCH_QUICK=1; BENCH_ON (on: metrics and
  * tracing; or metrics, or tracing, to see each one's share; sampled: on with a production sampler,
- * ParentBased with 10 % of new traces sampled; context: only the SDK's AsyncLocalStorage context
- * manager, no tracer; off: an A/A run, the noise floor).
+ * ParentBased with 10 % of new traces sampled; detached and detached-sampled: on and sampled with
+ * the plugin's `tracing: { activeContext: false }`, no `context.with`; context: only the SDK's
+ * AsyncLocalStorage context manager, no tracer; off: an A/A run, the noise floor).
  * Prints a Markdown table and writes bench/results/partial/telemetry-<time>.json.
  */
 
@@ -31,13 +32,18 @@ const warmupS = envNumber('BENCH_WARMUP_S', 2);
 const connections = envNumber('BENCH_CONNECTIONS', 64);
 const storeKind = process.env.BENCH_STORE ?? 'memory';
 const onVariant = process.env.BENCH_ON ?? 'on';
-if (!['on', 'sampled', 'metrics', 'tracing', 'context', 'off'].includes(onVariant)) {
-  console.error(`BENCH_ON must be on, sampled, metrics, tracing, context or off; got "${onVariant}".`);
+const VARIANTS = ['on', 'sampled', 'detached', 'detached-sampled', 'metrics', 'tracing', 'context', 'off'];
+/** The variants with metrics on: their server must serve /metrics. */
+const WITH_METRICS = ['on', 'sampled', 'detached', 'detached-sampled', 'metrics'];
+if (!VARIANTS.includes(onVariant)) {
+  console.error(`BENCH_ON must be one of ${VARIANTS.join(', ')}; got "${onVariant}".`);
   process.exit(1);
 }
 const VARIANT_LABELS: Record<string, string> = {
   on: 'metrics + tracing',
   sampled: 'metrics + tracing, 10 % sampled',
+  detached: 'metrics + tracing, activeContext false',
+  'detached-sampled': 'metrics + tracing, activeContext false, 10 % sampled',
   off: 'off again (A/A)',
 };
 const onLabel = VARIANT_LABELS[onVariant] ?? `${onVariant} only`;
@@ -126,7 +132,7 @@ try {
   servers.push(on);
   // The "on" server must really have metrics when asked for.
   const scrape = await fetch(`${on.url}/metrics`);
-  if (scrape.status !== (['on', 'sampled', 'metrics'].includes(onVariant) ? 200 : 404)) {
+  if (scrape.status !== (WITH_METRICS.includes(onVariant) ? 200 : 404)) {
     throw new Error(`the "on" server's /metrics answered ${scrape.status}`);
   }
   if ((await fetch(`${off.url}/metrics`)).status !== 404) throw new Error('the "off" server serves /metrics');

@@ -7,7 +7,8 @@
  * exporter (every span recorded, none sent), the cost `npm run bench:telemetry` measures;
  * BENCH_TELEMETRY=metrics or tracing turns on only that one; context installs only the SDK's
  * AsyncLocalStorage context manager (no tracer, so the plugin does not trace); sampled is `on` with
- * a production sampler (ParentBased, 10 % of new traces sampled) instead of every span.
+ * a production sampler (ParentBased, 10 % of new traces sampled) instead of every span; detached and
+ * detached-sampled are on and sampled with the plugin's `tracing: { activeContext: false }`.
  * The configuration users run (issue 22): BENCH_PUSH=on adds the demo's push options as `npm start`
  * sets them for the echo agent (examples/demo/src/push.ts: push notifications on, no allow-lists);
  * BENCH_LOG_LEVEL=<pino level> gives Fastify a pino logger at that level writing to stdout, as the
@@ -46,8 +47,9 @@ function storeFor(url: string): A2AStore {
 const store = storeFor(storeUrl);
 const telemetry = process.env.BENCH_TELEMETRY ?? 'off';
 // Before the plugin registers: it traces when an SDK is installed by then.
-if (telemetry === 'on' || telemetry === 'tracing') installTracingWithoutExporter();
-if (telemetry === 'sampled') installTracingWithoutExporter(productionSampler());
+const detached = telemetry === 'detached' || telemetry === 'detached-sampled';
+if (telemetry === 'on' || telemetry === 'tracing' || telemetry === 'detached') installTracingWithoutExporter();
+if (telemetry === 'sampled' || telemetry === 'detached-sampled') installTracingWithoutExporter(productionSampler());
 if (telemetry === 'context') installContextManagerOnly();
 const logLevel = process.env.BENCH_LOG_LEVEL;
 const app = Fastify({ logger: logLevel ? { level: logLevel } : false });
@@ -64,7 +66,8 @@ try {
     store,
     ...push,
     ...(process.env.BENCH_RETENTION === 'off' ? { retention: false as const } : {}),
-    ...(telemetry === 'on' || telemetry === 'sampled' || telemetry === 'metrics' ? { metrics: true } : {}),
+    ...(telemetry === 'on' || telemetry === 'sampled' || telemetry === 'metrics' || detached ? { metrics: true } : {}),
+    ...(detached ? { tracing: { activeContext: false } } : {}),
   });
   if (process.env.BENCH_GRPC_PORT) await serveGrpc(app, { port: Number(process.env.BENCH_GRPC_PORT) });
   await app.listen(LISTEN);

@@ -62,6 +62,15 @@ export interface TurnContext {
    * and the protocol version and binding it came through, so an agent can act on the caller's behalf.
    */
   readonly caller: Caller;
+  /**
+   * The W3C trace context (a `traceparent` value) of the operation span of the request that
+   * started this turn (the plugin's `SendMessage`/`SendStreamingMessage` span); undefined when
+   * untraced. Parent the agent's own spans on it explicitly, e.g. with the Fastify plugin's
+   * `parentContextOf(turn)`: `tracer.startSpan(name, {}, parentContextOf(turn))`. That is the
+   * only way they nest under the request when the plugin runs with
+   * `tracing: { activeContext: false }`, which does not make the span the active context.
+   */
+  readonly traceContext: string | undefined;
 
   /** Persists the agent's own state for this context, e.g. an upstream conversation id. */
   setContextState(state: unknown): Promise<void>;

@@ -34,7 +34,9 @@ export interface Telemetry {
   requestStarted(operation: OperationName, ctx: CallContext): RequestTelemetry;
   /**
    * Runs the operation inside the request's scope: a trace's context, so that the agent's turn
-   * (started from within) and anything it calls are children of the request.
+   * (started from within) and anything it calls are children of the request. A telemetry that
+   * does not follow the active context (the plugin's `tracing: { activeContext: false }`) just
+   * runs it: the runtime then carries the call's trace explicitly ({@link callTraceContext}).
    */
   runInRequest<T>(request: RequestTelemetry, run: () => T): T;
   /**
@@ -51,9 +53,18 @@ export interface Telemetry {
   /**
    * The W3C trace context (a `traceparent` value) of the work running now, stored with each commit
    * (CommitRequest.traceContext) so that later work for the task on any worker (its push
-   * notifications) joins the trace; undefined when untraced. Called only when `enabled`.
+   * notifications) joins the trace; undefined when untraced, or when the telemetry does not
+   * follow the active context (then the commit carries its turn's {@link callTraceContext}).
+   * Called only when `enabled`.
    */
   traceContext(): string | undefined;
+  /**
+   * The W3C trace context (a `traceparent` value) of the call `ctx`'s own operation span, whether
+   * or not that span was made the active context; undefined when the call is untraced. The runtime
+   * asks once per message it accepts and keeps it with the turn: the agent reads it
+   * (TurnContext.traceContext) and commits with no active trace carry it. Called only when `enabled`.
+   */
+  callTraceContext(ctx: CallContext): string | undefined;
   /** A commit of `events` events took `seconds`; `failed` when the store refused or failed it. */
   commitEnded(seconds: number, events: number, failed: boolean): void;
   /** A stream (message/stream, tasks/resubscribe) began, or ended. */
@@ -104,6 +115,7 @@ export const noTelemetry: Telemetry = Object.freeze({
   turnStarted: nothing,
   turnEnded: nothing,
   traceContext: () => undefined,
+  callTraceContext: () => undefined,
   commitEnded: nothing,
   streamOpened: nothing,
   streamClosed: nothing,

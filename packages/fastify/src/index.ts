@@ -29,5 +29,6 @@ export { type MonitorOptions, type OperatorCheck, operatorTokens } from './monit
 export { type A2APluginOptions, type AgentCardInput, type ExtendedAgentCardOption, OPTION_SPEC } from './options.js';
 export { a2aPlugin, a2aPlugin as default } from './plugin.js';
 export { createStoreFromUrl, redact, type StoreUrlOptions } from './store-url.js';
-export type { MetricsAuthorize, MetricsOptions } from './telemetry/options.js';
+export type { MetricsAuthorize, MetricsOptions, TracingOptions } from './telemetry/options.js';
+export { parentContextOf } from './telemetry/tracing.js';
 export type { TenantCheck } from './tenants.js';

@@ -20,7 +20,7 @@ import type { FastifyRequest } from 'fastify';
 import type { AuthenticateOption } from './auth/authentication.js';
 import { checkCardFields, readCardFile } from './card-file.js';
 import { checkMonitorOption, type MonitorOptions } from './monitor/options.js';
-import { checkMetrics, type MetricsOptions } from './telemetry/options.js';
+import { checkMetrics, checkTracing, type MetricsOptions, type TracingOptions } from './telemetry/options.js';
 import type { TenantCheck } from './tenants.js';
 
 /** The parts of an agent card the application decides; the plugin fills in the rest (§5.5). */
@@ -238,9 +238,10 @@ export interface A2APluginOptions {
   /**
    * OpenTelemetry spans per A2A operation (docs/operating.md), through `@opentelemetry/api`: on
    * when the application registered an OpenTelemetry SDK before registering the plugin; `false`
-   * turns them off even then. @default true
+   * turns them off even then; `{ activeContext: false }` keeps them without making each span the
+   * active context (cheaper; see TracingOptions). @default true
    */
-  tracing?: boolean;
+  tracing?: boolean | TracingOptions;
   /**
    * The operators' monitor: every owner's tasks, every worker of the store, a live events stream
    * and page, and actions (cancel, fail a stuck turn, release a queue slot, retry a push delivery)
@@ -442,7 +443,7 @@ export const OPTION_SPEC = {
   },
   pushResolver: { check: isFunction },
   metrics: { default: false, check: checkMetrics },
-  tracing: { default: true, check: (value) => (typeof value === 'boolean' ? undefined : 'must be true or false') },
+  tracing: { default: true, check: checkTracing },
   monitor: { check: checkMonitorOption },
 } satisfies { [K in keyof A2APluginOptions]-?: OptionSpec<A2APluginOptions[K]> };
 

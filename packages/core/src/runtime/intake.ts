@@ -137,6 +137,7 @@ export class Intake {
       }
       message = storedMessage(incoming, taskId, contextId);
       writer = new TaskWriter(store, record.task, record.version, storeContext, this.#telemetry);
+      if (this.#telemetry.enabled) writer.traceContext = this.#telemetry.callTraceContext(ctx);
       const followUp = message;
       firstEvents = (task) => {
         if (isTerminalState(task.status.state)) {
@@ -161,6 +162,7 @@ export class Intake {
       };
       if (params.metadata !== undefined) task.metadata = params.metadata;
       writer = new TaskWriter(store, task, 0, storeContext, this.#telemetry);
+      if (this.#telemetry.enabled) writer.traceContext = this.#telemetry.callTraceContext(ctx);
       if (options.deferCreation === true && incoming.contextId === undefined) {
         // A new context: no other turn can be queued in it (its id was made just now), so the turn
         // runs at once and the task is written with the agent's first updates, in one commit that

@@ -24,6 +24,11 @@ const MAX_ATTEMPTS = 20;
 export class TaskWriter {
   task: Task;
   version: number;
+  /**
+   * The trace of the call this writer works for (Telemetry.callTraceContext), set by the intake:
+   * what a commit carries when no trace is active (a telemetry that does not follow the active context).
+   */
+  traceContext: string | undefined;
 
   constructor(
     private readonly store: A2AStore,
@@ -71,7 +76,7 @@ export class TaskWriter {
         let started = 0;
         if (reported) {
           // The trace of the request making this commit travels with the task (see TaskRecord.traceContext).
-          const traceContext = this.telemetry.traceContext();
+          const traceContext = this.telemetry.traceContext() ?? this.traceContext;
           if (traceContext !== undefined) request.traceContext = traceContext;
           started = monotonicSeconds();
         }

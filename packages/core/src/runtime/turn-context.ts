@@ -88,6 +88,9 @@ export class RuntimeTurnContext implements TurnContext {
   get signal(): AbortSignal {
     return this.#turn.signal;
   }
+  get traceContext(): string | undefined {
+    return this.#turn.writer.traceContext;
+  }
 
   get setContextState(): TurnContext['setContextState'] {
     return (state) => this.#services.store.setContext(this.contextId, state, this.#turn.storeContext);

@@ -2,7 +2,13 @@
 
 import type { A2ARuntime } from '@fastify-a2a/core';
 import { A2AMetrics } from './metrics.js';
-import { type MetricsOptions, metricsOptionsOf, type ResolvedMetricsOptions } from './options.js';
+import {
+  type MetricsOptions,
+  metricsOptionsOf,
+  type ResolvedMetricsOptions,
+  type TracingOptions,
+  tracingOptionsOf,
+} from './options.js';
 import { PluginTelemetry } from './telemetry.js';
 import { A2ATracing, tracerProviderRegistered } from './tracing.js';
 
@@ -20,7 +26,7 @@ export interface Observability {
  * this telemetry, so it does not exist yet.
  */
 export function observabilityOf(
-  options: { metrics: boolean | MetricsOptions; tracing: boolean; workerId?: string | undefined },
+  options: { metrics: boolean | MetricsOptions; tracing: boolean | TracingOptions; workerId?: string | undefined },
   runtime: () => A2ARuntime,
 ): Observability {
   const metricsOptions = metricsOptionsOf(options.metrics);
@@ -32,10 +38,12 @@ export function observabilityOf(
           runningTurns: () => runtime().runningTurns,
           defaultMetrics: metricsOptions.defaultMetrics,
         });
-  const tracing = options.tracing && tracerProviderRegistered() ? new A2ATracing(SCOPE_VERSION) : undefined;
+  const tracingOptions = tracingOptionsOf(options.tracing);
+  const tracing =
+    tracingOptions !== undefined && tracerProviderRegistered() ? new A2ATracing(SCOPE_VERSION) : undefined;
   if (metrics === undefined && tracing === undefined) return { telemetry: undefined, metrics: undefined };
   return {
-    telemetry: new PluginTelemetry(metrics, tracing),
+    telemetry: new PluginTelemetry(metrics, tracing, tracingOptions?.activeContext ?? true),
     metrics:
       metrics === undefined || metricsOptions === undefined
         ? undefined

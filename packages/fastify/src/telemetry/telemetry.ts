@@ -32,27 +32,32 @@ export class PluginTelemetry implements Telemetry {
   readonly enabled = true;
   readonly #metrics: A2AMetrics | undefined;
   readonly #tracing: A2ATracing | undefined;
+  /** Operations run in their span's context (`tracing.activeContext`); otherwise it is never touched. */
+  readonly #activeContext: boolean;
+  /**
+   * Each traced call's span, for {@link callTraceContext}: the runtime names the call by its
+   * context, the request telemetry stays with the dispatcher. Weak: a call's entry goes with it.
+   */
+  readonly #spans = new WeakMap<CallContext, TracedRequest>();
   /** The last push attempt: how late it ran, and when (epoch ms); for readiness. */
   #lastPush: { backlogAgeSeconds: number; at: number } | undefined;
 
-  constructor(metrics: A2AMetrics | undefined, tracing: A2ATracing | undefined) {
+  constructor(metrics: A2AMetrics | undefined, tracing: A2ATracing | undefined, activeContext: boolean) {
     this.#metrics = metrics;
     this.#tracing = tracing;
+    this.#activeContext = activeContext;
   }
 
   requestStarted(operation: OperationName, ctx: CallContext): RequestTelemetry {
-    const request: Request = {
-      method: A2A_METHOD_NAMES[operation],
-      ctx,
-      started: monotonicSeconds(),
-      traced: this.#tracing?.start(operation, ctx),
-    };
+    const traced = this.#tracing?.start(operation, ctx);
+    const request: Request = { method: A2A_METHOD_NAMES[operation], ctx, started: monotonicSeconds(), traced };
+    if (traced !== undefined) this.#spans.set(ctx, traced);
     return request;
   }
 
   runInRequest<T>(request: RequestTelemetry, run: () => T): T {
     const traced = (request as Request).traced;
-    return traced === undefined ? run() : context.with(traced.context, run);
+    return traced === undefined || !this.#activeContext ? run() : context.with(traced.context, run);
   }
 
   requestEnded(request: RequestTelemetry, error: A2AError | undefined, params: unknown, result: unknown): void {
@@ -70,7 +75,12 @@ export class PluginTelemetry implements Telemetry {
   }
 
   traceContext(): string | undefined {
-    return this.#tracing === undefined ? undefined : traceparentOf(context.active());
+    return this.#tracing === undefined || !this.#activeContext ? undefined : traceparentOf(context.active());
+  }
+
+  callTraceContext(ctx: CallContext): string | undefined {
+    const traced = this.#spans.get(ctx);
+    return traced === undefined ? undefined : traceparentOf(traced.context);
   }
 
   commitEnded(seconds: number, events: number, failed: boolean): void {

@@ -93,6 +93,16 @@ export function contextOfTraceparent(traceparent: string | undefined): Context {
   return isSpanContextValid(spanContext) ? trace.setSpanContext(ROOT_CONTEXT, spanContext) : ROOT_CONTEXT;
 }
 
+/**
+ * The OpenTelemetry context to parent an agent's spans on: the operation span of the request that
+ * started the turn (`turn.traceContext`), e.g. `tracer.startSpan('plan', {}, parentContextOf(turn))`;
+ * the root context (a trace of its own) when the turn is untraced. Needed with
+ * `tracing: { activeContext: false }`, where that span is not the active context.
+ */
+export function parentContextOf(turn: { readonly traceContext: string | undefined }): Context {
+  return contextOfTraceparent(turn.traceContext);
+}
+
 export class A2ATracing {
   readonly #tracer: Tracer;
 

@@ -36,7 +36,12 @@ interface Worker {
   stop(): Promise<void>;
 }
 
-async function startWorker(id: string, storeUrl: string, pushPollIntervalMs: number): Promise<Worker> {
+async function startWorker(
+  id: string,
+  storeUrl: string,
+  pushPollIntervalMs: number,
+  activeContext: boolean,
+): Promise<Worker> {
   const spanFile = join(dir, `${id}-${Date.now()}.jsonl`);
   const child = spawn(process.execPath, ['--conditions=@fastify-a2a/source', '--import', 'tsx', workerEntry], {
     env: {
@@ -45,6 +50,7 @@ async function startWorker(id: string, storeUrl: string, pushPollIntervalMs: num
       WORKER_ID: id,
       SPAN_FILE: spanFile,
       PUSH_POLL_INTERVAL_MS: String(pushPollIntervalMs),
+      TRACING_ACTIVE_CONTEXT: String(activeContext),
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -99,11 +105,14 @@ async function until<T>(read: () => T | undefined, what: string, timeoutMs = 15_
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const CALLER_SPAN = 'b7ad6b7169203331';
 
-async function oneTraceAcrossWorkers(storeUrl: string): Promise<void> {
+async function oneTraceAcrossWorkers(storeUrl: string, activeContext = true): Promise<void> {
   const receiver = await startWebhookReceiver();
   receivers.push(receiver);
   // A never delivers (its job polls hourly); B delivers every 50 ms.
-  const [a, b] = await Promise.all([startWorker('wA', storeUrl, 3_600_000), startWorker('wB', storeUrl, 50)]);
+  const [a, b] = await Promise.all([
+    startWorker('wA', storeUrl, 3_600_000, activeContext),
+    startWorker('wB', storeUrl, 50, activeContext),
+  ]);
   try {
     const message = userMessage('across workers');
     const res = await fetch(`${a.url}/a2a`, {
@@ -171,5 +180,9 @@ describe('one trace across two worker processes', () => {
 
   it('on SQLite', async () => {
     await oneTraceAcrossWorkers(`sqlite:${join(dir, 'tracing.db')}`);
+  }, 90_000);
+
+  it('on Postgres, with tracing.activeContext false: the commits carry the trace without an active context', async () => {
+    await oneTraceAcrossWorkers(`${pg.url}${pg.url.includes('?') ? '&' : '?'}schema=${pg.schema}`, false);
   }, 90_000);
 });

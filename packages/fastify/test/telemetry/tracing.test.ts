@@ -5,56 +5,33 @@
  * and the push notification POST in the same trace, carrying it in its `traceparent` header.
  */
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
-import Fastify, { type FastifyInstance } from 'fastify';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import Fastify from 'fastify';
+import { describe, expect, it } from 'vitest';
 import { a2aPlugin } from '../../src/index.js';
-import { listen, nextId, rpcBody, testCard, userMessage } from '../helpers.js';
-import { startWebhookReceiver, type WebhookReceiver } from '../push/receiver.js';
+import { nextId, rpcBody, testCard, userMessage } from '../helpers.js';
 import type { Wire } from '../rest-helpers.js';
-import { InMemorySpanExporter, installTracing, recordOf, type SpanRecord } from './otel.js';
+import { InMemorySpanExporter, installTracing, type SpanRecord } from './otel.js';
+import { completedPush, finishedSpans, tracedServer } from './traced-server.js';
 
 const exporter = installTracing(new InMemorySpanExporter());
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
 const traceparent = `00-${TRACE_ID}-${CALLER_SPAN}-01`;
 
-let app: FastifyInstance;
-let base: string;
-let receiver: WebhookReceiver;
-
-beforeAll(async () => {
-  receiver = await startWebhookReceiver();
-  app = Fastify({ logger: false });
-  await app.register(a2aPlugin, {
-    agentCard: testCard,
-    async executor(turn) {
-      await trace.getTracer('test-agent').startActiveSpan('agent work', async (span) => {
-        span.setAttribute('agent.text', turn.text);
-        span.end();
-      });
-      await turn.complete('done');
-    },
-    retention: false,
-    drainTimeoutMs: 200,
-    pushNotifications: true,
-    pushAllowedCidrs: ['127.0.0.1/32'],
-    pushPollIntervalMs: 20,
-    pushThrottleMs: 0,
-  });
-  base = await listen(app);
+const server = tracedServer(exporter, {
+  async executor(turn) {
+    await trace.getTracer('test-agent').startActiveSpan('agent work', async (span) => {
+      span.setAttribute('agent.text', turn.text);
+      span.end();
+    });
+    await turn.complete('done');
+  },
 });
 
-afterAll(async () => {
-  await app?.close();
-  await receiver?.close();
-});
-
-beforeEach(() => exporter.reset());
-
-const spans = (): SpanRecord[] => exporter.getFinishedSpans().map((span) => recordOf(span));
+const spans = (): SpanRecord[] => finishedSpans(exporter);
 
 async function rpc(method: string, params: unknown, headers: Record<string, string> = {}): Promise<Wire> {
-  const res = await fetch(`${base}/a2a`, {
+  const res = await fetch(`${server.base}/a2a`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', ...headers },
     body: JSON.stringify(rpcBody(method, params)),
@@ -77,7 +54,7 @@ describe('tracing', () => {
     const message = userMessage('trace me');
     const answer = await rpc(
       'message/send',
-      { message, configuration: { pushNotificationConfig: { url: `${receiver.url}?token=secret` } } },
+      { message, configuration: { pushNotificationConfig: { url: `${server.receiver.url}?token=secret` } } },
       { traceparent },
     );
     const task = answer.result;
@@ -106,17 +83,8 @@ describe('tracing', () => {
     });
 
     // The notification of the final state carries the trace to the receiver.
-    const notification = await until(
-      () =>
-        receiver.received.find((n) => (n.body as Wire).id === task.id && (n.body as Wire).status.state === 'completed'),
-      'the completed notification',
-    );
-    const header = String(notification.headers.traceparent);
+    const { traceparent: header, post } = await completedPush(server.receiver, exporter, task.id);
     expect(header).toMatch(new RegExp(`^00-${TRACE_ID}-[0-9a-f]{16}-01$`));
-    const post = await until(
-      () => spans().find((s) => s.name === 'POST' && s.attributes['a2a.task.state'] === 'TASK_STATE_COMPLETED'),
-      'the push span',
-    );
     expect(post).toMatchObject({
       kind: SpanKind.CLIENT,
       traceId: TRACE_ID,
@@ -140,7 +108,7 @@ describe('tracing', () => {
       'message/send',
       {
         message: userMessage('do not record me'),
-        configuration: { pushNotificationConfig: { url: receiver.url } },
+        configuration: { pushNotificationConfig: { url: server.receiver.url } },
       },
       { traceparent: `00-${unsampledTrace}-b7ad6b7169203331-00` },
     );
@@ -148,7 +116,9 @@ describe('tracing', () => {
     expect(task.status.state).toBe('completed');
     const notification = await until(
       () =>
-        receiver.received.find((n) => (n.body as Wire).id === task.id && (n.body as Wire).status.state === 'completed'),
+        server.receiver.received.find(
+          (n) => (n.body as Wire).id === task.id && (n.body as Wire).status.state === 'completed',
+        ),
       'the completed notification',
     );
     expect(String(notification.headers.traceparent)).toMatch(new RegExp(`^00-${unsampledTrace}-[0-9a-f]{16}-00$`));
@@ -198,7 +168,7 @@ describe('tracing', () => {
   });
 
   it('a stream: SendStreamingMessage ends with the stream, with the final state', async () => {
-    const res = await fetch(`${base}/a2a`, {
+    const res = await fetch(`${server.base}/a2a`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'text/event-stream', traceparent },
       body: JSON.stringify(rpcBody('message/stream', { message: userMessage('stream me') })),
