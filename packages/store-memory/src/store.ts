@@ -146,7 +146,7 @@ export class MemoryStore implements A2AStore, PushStore {
    * can be undefined, so the anonymous scope is a key no principal id can be.
    */
   readonly #messages = new Map<string | undefined, Map<string, MessageIndexEntry>>();
-  /** contextId → its queued tickets, in position order; a context without tickets has no entry. */
+  /** contextId → its queued slots, in position order; a context without slots has no entry. */
   readonly #queues = new Map<string, QueueSlot[]>();
   readonly #leases = new Map<string, Lease>();
   /**
@@ -272,7 +272,7 @@ export class MemoryStore implements A2AStore, PushStore {
       const { messageId, workerId } = request.enqueueTurn;
       turn = this.#enqueue({ contextId: task.contextId, taskId, messageId, workerId });
     }
-    if (request.finishTurn !== undefined) this.#removeTicket(request.finishTurn);
+    if (request.finishTurn !== undefined) this.#removeSlot(request.finishTurn);
 
     this.#evict(taskId);
     this.#subscribers.notifyLater(taskId, version);
@@ -451,9 +451,9 @@ export class MemoryStore implements A2AStore, PushStore {
     // Turns whose worker has no lease row any more (claimed, its reaping failed) are listed under
     // that id with no lease, so operators can still see and release them.
     for (const queue of this.#queues.values()) {
-      for (const ticket of queue) {
-        if (!leases.has(ticket.workerId))
-          leases.set(ticket.workerId, { leaseUntil: 0, lastHeartbeat: 0, description: null });
+      for (const slot of queue) {
+        if (!leases.has(slot.workerId))
+          leases.set(slot.workerId, { leaseUntil: 0, lastHeartbeat: 0, description: null });
       }
     }
     return [...leases]
@@ -473,17 +473,17 @@ export class MemoryStore implements A2AStore, PushStore {
     return this.#enqueue({ contextId, taskId, messageId, workerId });
   }
 
-  async turnReadiness(ticket: QueueSlot, ctx?: StoreCallContext): Promise<TurnReadiness> {
+  async turnReadiness(slot: QueueSlot, ctx?: StoreCallContext): Promise<TurnReadiness> {
     this.#check(ctx);
-    const queue = this.#queues.get(ticket.contextId) ?? [];
-    const ahead = queue.findLast((queued) => queued.position < ticket.position);
+    const queue = this.#queues.get(slot.contextId) ?? [];
+    const ahead = queue.findLast((queued) => queued.position < slot.position);
     return ahead === undefined ? { ready: true } : { ready: false, ahead: { ...ahead } };
   }
 
-  /** Also wakes local subscribers of the ticket's task with seq 0, so turns waiting behind it re-check. */
-  async finishTurn(ticket: QueueSlot, ctx?: StoreCallContext): Promise<void> {
+  /** Also wakes local subscribers of the slot's task with seq 0, so turns waiting behind it re-check. */
+  async finishTurn(slot: QueueSlot, ctx?: StoreCallContext): Promise<void> {
     this.#check(ctx);
-    if (this.#removeTicket(ticket)) this.#subscribers.notifyLater(ticket.taskId, 0);
+    if (this.#removeSlot(slot)) this.#subscribers.notifyLater(slot.taskId, 0);
   }
 
   async claimExpiredWorkers(now: number, exceptWorkerId?: string, ctx?: StoreCallContext): Promise<ExpiredWorker[]> {
@@ -668,37 +668,37 @@ export class MemoryStore implements A2AStore, PushStore {
     return { config: cloneJson(entry.record), state: { ...entry.state }, taskVersion: task.record.version };
   }
 
-  /** Appends a ticket with the next position; returns a copy of it. */
+  /** Appends a slot with the next position; returns a copy of it. */
   #enqueue(request: EnqueueTurnRequest): QueueSlot {
     const { contextId, taskId, messageId, workerId } = request;
-    const ticket: QueueSlot = { contextId, position: ++this.#lastPosition, taskId, messageId, workerId };
+    const slot: QueueSlot = { contextId, position: ++this.#lastPosition, taskId, messageId, workerId };
     const queue = this.#queues.get(contextId);
-    if (queue === undefined) this.#queues.set(contextId, [ticket]);
-    else queue.push(ticket); // the highest position so far: the queue stays sorted
-    return { ...ticket };
+    if (queue === undefined) this.#queues.set(contextId, [slot]);
+    else queue.push(slot); // the highest position so far: the queue stays sorted
+    return { ...slot };
   }
 
-  /** Removes the queued ticket at the ticket's position, if it is of the same turn; whether it did. */
-  #removeTicket(ticket: QueueSlot): boolean {
-    const queue = this.#queues.get(ticket.contextId);
+  /** Removes the queued slot at the slot's position, if it is of the same turn; whether it did. */
+  #removeSlot(slot: QueueSlot): boolean {
+    const queue = this.#queues.get(slot.contextId);
     const index =
       queue?.findIndex(
         (queued) =>
-          queued.position === ticket.position &&
-          queued.taskId === ticket.taskId &&
-          queued.messageId === ticket.messageId,
+          queued.position === slot.position &&
+          queued.taskId === slot.taskId &&
+          queued.messageId === slot.messageId,
       ) ?? -1;
     if (queue === undefined || index === -1) return false;
     queue.splice(index, 1);
-    if (queue.length === 0) this.#queues.delete(ticket.contextId);
+    if (queue.length === 0) this.#queues.delete(slot.contextId);
     return true;
   }
 
-  /** Copies of the worker's queued tickets in arrival (= position) order, across contexts. */
+  /** Copies of the worker's queued slots in arrival (= position) order, across contexts. */
   #turnsOf(workerId: string): QueueSlot[] {
     const turns: QueueSlot[] = [];
     for (const queue of this.#queues.values()) {
-      for (const ticket of queue) if (ticket.workerId === workerId) turns.push({ ...ticket });
+      for (const slot of queue) if (slot.workerId === workerId) turns.push({ ...slot });
     }
     return turns.sort((a, b) => a.position - b.position);
   }

@@ -250,7 +250,7 @@ describe('subscribe', () => {
 });
 
 describe('coordination', () => {
-  it('finishTurn wakes local subscribers of the ticket’s task with seq 0; a missing ticket wakes nobody', async () => {
+  it('finishTurn wakes local subscribers of the slot’s task with seq 0; a missing slot wakes nobody', async () => {
     const store = new MemoryStore();
     const heard: number[] = [];
     const other: number[] = [];
@@ -270,14 +270,14 @@ describe('coordination', () => {
 
   it('lists a worker’s turns across contexts in arrival order', async () => {
     const store = new MemoryStore();
-    const tickets = [];
+    const slots = [];
     for (const contextId of ['ctx-b', 'ctx-a', 'ctx-b', 'ctx-c']) {
-      tickets.push(await store.enqueueTurn(turnRequest({ contextId, workerId: 'worker' })));
+      slots.push(await store.enqueueTurn(turnRequest({ contextId, workerId: 'worker' })));
     }
-    expect(await store.listWorkerTurns('worker')).toEqual(tickets);
+    expect(await store.listWorkerTurns('worker')).toEqual(slots);
     await store.heartbeat('worker', 0);
     expect(await store.claimExpiredWorkers(1)).toEqual([
-      { workerId: 'worker', lastHeartbeat: expect.any(Number), turns: tickets },
+      { workerId: 'worker', lastHeartbeat: expect.any(Number), turns: slots },
     ]);
   });
 
@@ -318,20 +318,20 @@ describe('coordination', () => {
 
   it('rejects every coordination call after close() and with an aborted signal', async () => {
     const store = new MemoryStore();
-    const ticket = await store.enqueueTurn(turnRequest());
+    const slot = await store.enqueueTurn(turnRequest());
     const aborted = AbortSignal.abort(new Error('caller gave up'));
     const calls = (ctx?: { signal: AbortSignal }) => [
       store.heartbeat('worker', 1, ctx),
       store.enqueueTurn(turnRequest(), ctx),
-      store.turnReadiness(ticket, ctx),
-      store.finishTurn(ticket, ctx),
+      store.turnReadiness(slot, ctx),
+      store.finishTurn(slot, ctx),
       store.claimExpiredWorkers(1, undefined, ctx),
       store.removeWorker('worker', ctx),
       store.listWorkerTurns('worker', ctx),
       store.findMessage('msg', ctx),
     ];
     for (const call of calls({ signal: aborted })) await expect(call).rejects.toThrow('caller gave up');
-    expect(await store.listWorkerTurns(ticket.workerId)).toEqual([ticket]);
+    expect(await store.listWorkerTurns(slot.workerId)).toEqual([slot]);
 
     await store.close();
     for (const call of calls()) await expect(call).rejects.toMatchObject({ code: 'STORE_UNAVAILABLE' });

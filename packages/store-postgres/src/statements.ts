@@ -39,7 +39,7 @@ export interface CommitShape {
  * listTasks sorts by), $12 the commit's owner (NULL for none: the task's owner when it creates
  * the task, and the scope of the message ids, '' for none), $13 the messages' digests (text[],
  * one per id), $14 the commit's trace context (NULL for none); then, when enqueueing, the turn id, the worker id and the context's lock key; then,
- * when finishing, the ticket's position and turn id.
+ * when finishing, the slot's position and turn id.
  */
 export function commitStatements(s: string): (shape: CommitShape) => string {
   const build = ({ create, enqueue, finish }: CommitShape): string => {
@@ -338,12 +338,12 @@ export function statements(schema: string) {
       INSERT INTO ${s}.turns (namespace, context_id, task_id, turn_id, worker_id, enqueued_at)
       SELECT $1, $2, $3, $4, $5, $6 FROM locked
       RETURNING position`,
-    // The ticket directly ahead of position $3; none means the ticket is the head (or gone).
+    // The slot directly ahead of position $3; none means the slot is the head (or gone).
     ahead: `
       SELECT ${turnColumns} FROM ${s}.turns
       WHERE namespace = $1 AND context_id = $2 AND position < $3 ORDER BY position DESC LIMIT 1`,
     // Positions are never reused, so (context, position) names one turn; task and turn ids are
-    // matched too, so that a forged or corrupted ticket cannot remove another turn. $6 channel,
+    // matched too, so that a forged or corrupted slot cannot remove another turn. $6 channel,
     // $7 payload.
     finishTurn: `
       WITH finished AS (

@@ -527,32 +527,32 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     return { contextId, position: Number(rows[0]?.position), taskId, messageId, workerId };
   }
 
-  async turnReadiness(ticket: core.QueueSlot, ctx?: core.StoreCallContext): Promise<core.TurnReadiness> {
+  async turnReadiness(slot: core.QueueSlot, ctx?: core.StoreCallContext): Promise<core.TurnReadiness> {
     const { rows } = await this.#query<core.QueueSlotRow>(
       this.#sql.ahead,
-      [this.namespace, ticket.contextId, ticket.position],
+      [this.namespace, slot.contextId, slot.position],
       ctx,
     );
     return rows[0] === undefined ? { ready: true } : { ready: false, ahead: fromRow.queueSlot(rows[0]) };
   }
 
-  async finishTurn(ticket: core.QueueSlot, ctx?: core.StoreCallContext): Promise<void> {
+  async finishTurn(slot: core.QueueSlot, ctx?: core.StoreCallContext): Promise<void> {
     // Sequence 0: "look again", never new events. Waiters behind this turn subscribe to its task;
-    // rowCount is 1 only when the ticket was removed and some turn waits behind it.
+    // rowCount is 1 only when the slot was removed and some turn waits behind it.
     const { rowCount } = await this.#query(
       this.#sql.finishTurn,
       [
         this.namespace,
-        ticket.contextId,
-        ticket.position,
-        ticket.taskId,
-        ticket.messageId,
+        slot.contextId,
+        slot.position,
+        slot.taskId,
+        slot.messageId,
         this.#channel,
-        `${ticket.taskId}:0`,
+        `${slot.taskId}:0`,
       ],
       ctx,
     );
-    if (rowCount !== 0) this.#subscribers.notify(ticket.taskId, 0);
+    if (rowCount !== 0) this.#subscribers.notify(slot.taskId, 0);
   }
 
   async claimExpiredWorkers(

@@ -53,13 +53,13 @@ async function pendingAfter(promise: Promise<unknown>, ms: number): Promise<bool
 }
 
 /**
- * Waits until the ticket may run, the way a worker does: read readiness; if a turn is ahead,
+ * Waits until the slot may run, the way a worker does: read readiness; if a turn is ahead,
  * subscribe to its task, read again (a finish between the two reads is then not missed), and wait
  * for a notification. `fallbacks` counts waits that ended by the safety timeout instead.
  */
-async function waitUntilReady(store: PostgresStore, ticket: QueueSlot, stats: { fallbacks: number }): Promise<void> {
+async function waitUntilReady(store: PostgresStore, slot: QueueSlot, stats: { fallbacks: number }): Promise<void> {
   for (;;) {
-    const first = await store.turnReadiness(ticket);
+    const first = await store.turnReadiness(slot);
     if (first.ready) return;
     let wake = (): void => {};
     const woken = new Promise<'notified' | 'timeout'>((resolve) => {
@@ -70,7 +70,7 @@ async function waitUntilReady(store: PostgresStore, ticket: QueueSlot, stats: { 
     });
     const unsubscribe = store.subscribe(first.ahead.taskId, () => wake());
     try {
-      const again = await store.turnReadiness(ticket);
+      const again = await store.turnReadiness(slot);
       if (again.ready) return;
       if (again.ahead.position !== first.ahead.position) continue;
       if ((await woken) === 'timeout') stats.fallbacks += 1;
@@ -84,7 +84,7 @@ describe('turn queue across instances', () => {
   it('3 instances × 10 concurrent enqueues on one context: 30 distinct positions, exactly one ready, each waits for the one directly ahead', async () => {
     const namespace = freshNamespace();
     const stores = await workers(3, { namespace });
-    const tickets = (
+    const slots = (
       await Promise.all(
         stores.map((store, w) =>
           Promise.all(
@@ -100,13 +100,13 @@ describe('turn queue across instances', () => {
         ),
       )
     ).flat();
-    expect(new Set(tickets.map((t) => t.position)).size).toBe(30);
+    expect(new Set(slots.map((t) => t.position)).size).toBe(30);
 
-    const queue = [...tickets].sort((a, b) => a.position - b.position);
+    const queue = [...slots].sort((a, b) => a.position - b.position);
     for (let head = 0; head < queue.length; head++) {
       const reader = stores[head % 3] as PostgresStore;
       const waiting = queue.slice(head);
-      const readiness = await Promise.all(waiting.map((ticket) => reader.turnReadiness(ticket)));
+      const readiness = await Promise.all(waiting.map((slot) => reader.turnReadiness(slot)));
       expect(readiness).toEqual(
         waiting.map((_, i) => (i === 0 ? { ready: true } : { ready: false, ahead: waiting[i - 1] })),
       );
@@ -122,27 +122,27 @@ describe('turn queue across instances', () => {
     let mostRunning = 0;
     const ran: number[] = [];
     const turn = async (store: PostgresStore, name: string) => {
-      const ticket = await store.enqueueTurn({
+      const slot = await store.enqueueTurn({
         contextId: 'ctx',
         taskId: `task-${name}`,
         messageId: `turn-${name}`,
         workerId: `worker-${name}`,
       });
-      await waitUntilReady(store, ticket, stats);
+      await waitUntilReady(store, slot, stats);
       running += 1;
       mostRunning = Math.max(mostRunning, running);
-      ran.push(ticket.position);
+      ran.push(slot.position);
       await sleep(Math.random() * 5);
       running -= 1;
-      await store.finishTurn(ticket);
-      return ticket;
+      await store.finishTurn(slot);
+      return slot;
     };
-    const tickets = await Promise.all(
+    const slots = await Promise.all(
       Array.from({ length: 30 }, (_, i) => turn(stores[i % 3] as PostgresStore, String(i))),
     );
 
     expect(mostRunning).toBe(1);
-    expect(ran).toEqual(tickets.map((t) => t.position).sort((a, b) => a - b));
+    expect(ran).toEqual(slots.map((t) => t.position).sort((a, b) => a - b));
     expect(stats.fallbacks).toBe(0); // every wait ended by a notification, none by the safety timeout
     for (const store of stores) expect(await store.listWorkerTurns('worker-0')).toEqual([]);
   }, 60_000);
@@ -173,7 +173,7 @@ describe('turn queue across instances', () => {
     const namespace = freshNamespace();
     const finisher = await openStore({ namespace, listen: false });
     const waiter = await openStore({ namespace });
-    const ticket = await finisher.enqueueTurn({
+    const slot = await finisher.enqueueTurn({
       contextId: 'ctx',
       taskId: 'task-ahead',
       messageId: 'm',
@@ -185,12 +185,12 @@ describe('turn queue across instances', () => {
     waiter.subscribe('task-ahead', (seq) => heardThere.push(seq));
     finisher.subscribe('task-ahead', (seq) => heardHere.push(seq));
 
-    await finisher.finishTurn(ticket);
+    await finisher.finishTurn(slot);
     expect(heardHere).toEqual([0]); // synchronously, before the NOTIFY comes back
     await expect.poll(() => heardThere, { timeout: 5_000 }).toEqual([0]);
 
-    // A ticket no longer queued: nothing to tell.
-    await finisher.finishTurn(ticket);
+    // A slot no longer queued: nothing to tell.
+    await finisher.finishTurn(slot);
     await sleep(200);
     expect(heardHere).toEqual([0]);
     expect(heardThere).toEqual([0]);
@@ -200,7 +200,7 @@ describe('turn queue across instances', () => {
     const namespace = freshNamespace();
     const finisher = await openStore({ namespace, listen: false });
     const listener = await openStore({ namespace });
-    const ticket = await finisher.enqueueTurn({
+    const slot = await finisher.enqueueTurn({
       contextId: 'alone',
       taskId: 'task-alone',
       messageId: 'm',
@@ -208,10 +208,10 @@ describe('turn queue across instances', () => {
     });
     const heard: number[] = [];
     listener.subscribe('task-alone', (seq) => heard.push(seq));
-    await finisher.finishTurn(ticket);
+    await finisher.finishTurn(slot);
     await sleep(300);
     expect(heard).toEqual([]);
-    expect((await finisher.turnReadiness(ticket)).ready).toBe(true);
+    expect((await finisher.turnReadiness(slot)).ready).toBe(true);
   });
 });
 
@@ -414,10 +414,10 @@ describe('round trips', () => {
     expect(await cost(() => createTask(store, { ...task, history: [userMessage('hello', { taskId: task.id })] }))).toBe(
       1,
     );
-    const ticket = await store.enqueueTurn({ contextId: 'c', taskId: task.id, messageId: 't', workerId: 'w' });
+    const slot = await store.enqueueTurn({ contextId: 'c', taskId: task.id, messageId: 't', workerId: 'w' });
     expect(await cost(() => store.enqueueTurn({ contextId: 'c', taskId: 'x', messageId: 'y', workerId: 'w' }))).toBe(1);
-    expect(await cost(() => store.turnReadiness(ticket))).toBe(1);
-    expect(await cost(() => store.finishTurn(ticket))).toBe(1);
+    expect(await cost(() => store.turnReadiness(slot))).toBe(1);
+    expect(await cost(() => store.finishTurn(slot))).toBe(1);
     expect(await cost(() => store.heartbeat('w', 0))).toBe(1);
     expect(await cost(() => store.claimExpiredWorkers(1))).toBe(1);
   });

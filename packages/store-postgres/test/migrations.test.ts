@@ -208,10 +208,10 @@ describe('migrations', () => {
 
       // The new tables work, and purging the old finished task takes its index rows along.
       await store.heartbeat('w', 5_000);
-      const ticket = await store.enqueueTurn({ contextId: 'ctx-b', taskId: 'b', messageId: 'm-b1', workerId: 'w' });
-      expect(await store.turnReadiness(ticket)).toEqual({ ready: true });
+      const slot = await store.enqueueTurn({ contextId: 'ctx-b', taskId: 'b', messageId: 'm-b1', workerId: 'w' });
+      expect(await store.turnReadiness(slot)).toEqual({ ready: true });
       expect(await store.claimExpiredWorkers(6_000)).toEqual([
-        { workerId: 'w', lastHeartbeat: expect.any(Number), turns: [ticket] },
+        { workerId: 'w', lastHeartbeat: expect.any(Number), turns: [slot] },
       ]);
       // Task a, and both contexts of 1000 that no longer have a task (ctx-a's went with a).
       expect(await store.purgeExpired(2_000)).toEqual({ tasks: 1, contexts: 2 });

@@ -58,7 +58,7 @@ export interface CommitArgs {
   scope: string;
   /** A turn of this task to enqueue in the same transaction. */
   enqueueTurn: { messageId: string; workerId: string } | undefined;
-  /** A ticket to remove in the same transaction. */
+  /** A slot to remove in the same transaction. */
   finishTurn: QueueSlot | undefined;
 }
 

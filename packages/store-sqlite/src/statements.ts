@@ -225,7 +225,7 @@ export function prepare(db: Database.Database) {
       `SELECT ${turnColumns} FROM a2a_turns WHERE namespace = ? AND context_id = ? AND position < ?
        ORDER BY position DESC LIMIT 1`,
     ),
-    // Positions are never reused, so (context, position) is the ticket; the turn id is a safeguard.
+    // Positions are never reused, so (context, position) is the slot; the turn id is a safeguard.
     deleteTurn: db.prepare<[string, string, number, string]>(
       'DELETE FROM a2a_turns WHERE namespace = ? AND context_id = ? AND position = ? AND turn_id = ?',
     ),

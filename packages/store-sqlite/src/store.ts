@@ -333,24 +333,24 @@ export class SqliteStore implements A2AStore, PushStore {
   }
 
   /** Ready when no turn of the context has a lower position; otherwise the one directly ahead. */
-  async turnReadiness(ticket: QueueSlot, ctx?: StoreCallContext): Promise<TurnReadiness> {
+  async turnReadiness(slot: QueueSlot, ctx?: StoreCallContext): Promise<TurnReadiness> {
     return this.#run(ctx, (s) => {
-      const ahead = s.turnAhead.get(this.#namespace, ticket.contextId, ticket.position);
+      const ahead = s.turnAhead.get(this.#namespace, slot.contextId, slot.position);
       return ahead === undefined ? { ready: true } : { ready: false, ahead: fromRow.queueSlot(ahead) };
     });
   }
 
   /**
-   * Deletes the ticket, then tells this store's subscribers of its task (with seq 0, which followers
+   * Deletes the slot, then tells this store's subscribers of its task (with seq 0, which followers
    * ignore) so turns waiting behind it re-check at once. Other processes' waiters hear of it from
    * the poll loop (which notices that a subscribed task has no turn left) or by polling readiness.
    */
-  async finishTurn(ticket: QueueSlot, ctx?: StoreCallContext): Promise<void> {
+  async finishTurn(slot: QueueSlot, ctx?: StoreCallContext): Promise<void> {
     const removed = await this.#run(
       ctx,
-      (s) => s.deleteTurn.run(this.#namespace, ticket.contextId, ticket.position, ticket.messageId).changes > 0,
+      (s) => s.deleteTurn.run(this.#namespace, slot.contextId, slot.position, slot.messageId).changes > 0,
     );
-    if (removed) this.#poller.notify(ticket.taskId, 0);
+    if (removed) this.#poller.notify(slot.taskId, 0);
   }
 
   /** One `BEGIN IMMEDIATE` transaction: of several concurrent reapers, one gets each dead worker. */

@@ -219,7 +219,7 @@ describe('message index', () => {
     const store = await openStore({ clock: clock.now });
     await create(store, taskWith('done', 'ctx', 'm-done', 'completed'));
     await create(store, taskWith('live', 'ctx', 'm-live', 'working'));
-    const ticket = await store.enqueueTurn({ contextId: 'ctx', taskId: 'done', messageId: 'm-done', workerId: 'w' });
+    const slot = await store.enqueueTurn({ contextId: 'ctx', taskId: 'done', messageId: 'm-done', workerId: 'w' });
     clock.advance(10);
     expect(await store.purgeExpired(clock.now())).toEqual({ tasks: 1, contexts: 0 });
     expect(await store.findMessage('m-done')).toBeUndefined();
@@ -228,28 +228,28 @@ describe('message index', () => {
       contextId: 'ctx',
       digest: messageDigest(userMessage('m-live')),
     });
-    expect(await store.listWorkerTurns('w')).toEqual([ticket]);
+    expect(await store.listWorkerTurns('w')).toEqual([slot]);
   });
 });
 
 describe('turn waiters', () => {
-  it('finishTurn tells this store’s subscribers of the task (seq 0) once it removed the ticket', async () => {
+  it('finishTurn tells this store’s subscribers of the task (seq 0) once it removed the slot', async () => {
     const onListenerError = vi.fn();
     const store = await openStore({ onListenerError });
     const task = makeTask('t1', 'ctx');
     await create(store, task);
-    const ticket = await store.enqueueTurn({ contextId: 'ctx', taskId: 't1', messageId: 'turn', workerId: 'w' });
+    const slot = await store.enqueueTurn({ contextId: 'ctx', taskId: 't1', messageId: 'turn', workerId: 'w' });
     const seen: number[] = [];
     store.subscribe('t1', () => {
       throw new Error('listener failed');
     });
     store.subscribe('t1', (seq) => seen.push(seq));
 
-    await store.finishTurn(ticket);
+    await store.finishTurn(slot);
     expect(seen).toEqual([0]);
     expect(onListenerError).toHaveBeenCalledOnce();
     // Already gone: nothing to announce.
-    await store.finishTurn(ticket);
+    await store.finishTurn(slot);
     expect(seen).toEqual([0]);
     // seq 0 is not taken for the task's version: the next commit is reported as usual.
     await store.commit({
@@ -285,12 +285,12 @@ describe('turn waiters', () => {
 
 describe('lifecycle', () => {
   it('every coordination method rejects with STORE_UNAVAILABLE before open() and after close()', async () => {
-    const ticket: QueueSlot = { ...request('ctx', 1), position: 1 };
+    const slot: QueueSlot = { ...request('ctx', 1), position: 1 };
     const calls = (store: SqliteStore) => [
       store.heartbeat('w', 1),
       store.enqueueTurn(request('ctx', 1)),
-      store.turnReadiness(ticket),
-      store.finishTurn(ticket),
+      store.turnReadiness(slot),
+      store.finishTurn(slot),
       store.claimExpiredWorkers(1),
       store.removeWorker('w'),
       store.listWorkerTurns('w'),

@@ -124,16 +124,16 @@ describe('coordination across processes', () => {
     const all = byWorker.flat().sort((a, b) => a - b);
     expect(new Set(all).size).toBe(30);
 
-    // The queue, as this process sees it: the tickets listed per worker are the ones the children got.
-    const tickets = (await Promise.all(workers.map((workerId) => store.listWorkerTurns(workerId)))).flat();
-    expect(tickets.map((ticket) => ticket.position).sort((a, b) => a - b)).toEqual(all);
-    // Exactly one head; every other ticket waits for the one directly before it in position order.
-    const queue = [...tickets].sort((a, b) => a.position - b.position);
-    const readiness = await Promise.all(queue.map((ticket) => store.turnReadiness(ticket)));
+    // The queue, as this process sees it: the slots listed per worker are the ones the children got.
+    const slots = (await Promise.all(workers.map((workerId) => store.listWorkerTurns(workerId)))).flat();
+    expect(slots.map((slot) => slot.position).sort((a, b) => a - b)).toEqual(all);
+    // Exactly one head; every other slot waits for the one directly before it in position order.
+    const queue = [...slots].sort((a, b) => a.position - b.position);
+    const readiness = await Promise.all(queue.map((slot) => store.turnReadiness(slot)));
     expect(readiness).toEqual(queue.map((_, i) => (i === 0 ? { ready: true } : { ready: false, ahead: queue[i - 1] })));
 
     const elapsed = results.map((result) => Math.round(result.output?.elapsedMs ?? 0));
-    const interleaved = queue.some((ticket, i) => i > 0 && ticket.workerId !== queue[i - 1]?.workerId);
+    const interleaved = queue.some((slot, i) => i > 0 && slot.workerId !== queue[i - 1]?.workerId);
     console.info(`3×10 concurrent enqueues: ${elapsed.join(' / ')} ms per process; interleaved: ${interleaved}`);
   });
 

@@ -5,7 +5,7 @@ import {
   createTask,
   eventually,
   newId,
-  sortTickets,
+  sortSlots,
   taskFixture,
   turnRequest,
 } from './fixtures.js';
@@ -38,9 +38,9 @@ export function cluster(options: ConformanceOptions): void {
         const second = description('incarnation-2', t0 + 500);
         const predecessor = await join(store, 'worker-fixed', t0 + 3000, second);
         expect(predecessor).toEqual({ workerId: 'worker-fixed', lastHeartbeat: t0, turns: expect.any(Array) });
-        expect(sortTickets(predecessor?.turns ?? [])).toEqual(sortTickets([a1, b1]));
+        expect(sortSlots(predecessor?.turns ?? [])).toEqual(sortSlots([a1, b1]));
         // The turns stay queued until the caller finishes them.
-        expect(sortTickets(await store.listWorkerTurns('worker-fixed'))).toEqual(sortTickets([a1, b1]));
+        expect(sortSlots(await store.listWorkerTurns('worker-fixed'))).toEqual(sortSlots([a1, b1]));
         expect(await store.turnReadiness(other)).toEqual({ ready: false, ahead: a1 });
 
         const [worker] = (await store.listWorkers?.()) ?? [];

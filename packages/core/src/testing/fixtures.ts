@@ -259,22 +259,22 @@ export function indexEntry(task: TaskRef, message: Message): MessageIndexEntry {
 }
 
 /**
- * A copy of `tickets` sorted by context, then position: a canonical order to compare lists whose
+ * A copy of `slots` sorted by context, then position: a canonical order to compare lists whose
  * order across contexts the contract leaves open (`listWorkerTurns`, `ExpiredWorker.turns`).
  */
-export function sortTickets(tickets: readonly QueueSlot[]): QueueSlot[] {
-  return [...tickets].sort((a, b) =>
+export function sortSlots(slots: readonly QueueSlot[]): QueueSlot[] {
+  return [...slots].sort((a, b) =>
     a.contextId === b.contextId ? a.position - b.position : a.contextId < b.contextId ? -1 : 1,
   );
 }
 
-/** True when, within each context, the tickets appear in increasing position ("queue order"). */
-export function inQueueOrder(tickets: readonly QueueSlot[]): boolean {
+/** True when, within each context, the slots appear in increasing position ("queue order"). */
+export function inQueueOrder(slots: readonly QueueSlot[]): boolean {
   const last = new Map<string, number>();
-  for (const ticket of tickets) {
-    const previous = last.get(ticket.contextId);
-    if (previous !== undefined && previous >= ticket.position) return false;
-    last.set(ticket.contextId, ticket.position);
+  for (const slot of slots) {
+    const previous = last.get(slot.contextId);
+    if (previous !== undefined && previous >= slot.position) return false;
+    last.set(slot.contextId, slot.position);
   }
   return true;
 }

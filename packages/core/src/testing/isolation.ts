@@ -114,13 +114,13 @@ export function isolation(options: ConformanceOptions): void {
         const a = await openStore({ namespace: 'agent_a' });
         const b = await openStore({ namespace: 'agent_b' });
         const t0 = clock.now;
-        const ticketOfA = await a.enqueueTurn(turnRequest({ contextId: 'ctx', workerId: 'worker' }));
-        const ticketOfB = await b.enqueueTurn(turnRequest({ contextId: 'ctx', workerId: 'worker' }));
-        // The same context id in b is another queue: its first ticket does not wait for a's.
-        expect(await b.turnReadiness(ticketOfB)).toEqual({ ready: true });
-        expect(await a.turnReadiness(ticketOfA)).toEqual({ ready: true });
-        expect(await a.listWorkerTurns('worker')).toEqual([ticketOfA]);
-        expect(await b.listWorkerTurns('worker')).toEqual([ticketOfB]);
+        const slotOfA = await a.enqueueTurn(turnRequest({ contextId: 'ctx', workerId: 'worker' }));
+        const slotOfB = await b.enqueueTurn(turnRequest({ contextId: 'ctx', workerId: 'worker' }));
+        // The same context id in b is another queue: its first slot does not wait for a's.
+        expect(await b.turnReadiness(slotOfB)).toEqual({ ready: true });
+        expect(await a.turnReadiness(slotOfA)).toEqual({ ready: true });
+        expect(await a.listWorkerTurns('worker')).toEqual([slotOfA]);
+        expect(await b.listWorkerTurns('worker')).toEqual([slotOfB]);
         expect(await store.listWorkerTurns('worker')).toEqual([]);
 
         await a.heartbeat('worker', t0 + 100);
@@ -130,11 +130,11 @@ export function isolation(options: ConformanceOptions): void {
         expect(await store.claimExpiredWorkers(t0 + 1000)).toEqual([]);
         await b.removeWorker('worker');
         expect(await a.claimExpiredWorkers(t0 + 1000)).toEqual([
-          { workerId: 'worker', lastHeartbeat: t0, turns: [ticketOfA] },
+          { workerId: 'worker', lastHeartbeat: t0, turns: [slotOfA] },
         ]);
 
-        await b.finishTurn(ticketOfA);
-        expect(await a.listWorkerTurns('worker')).toEqual([ticketOfA]);
+        await b.finishTurn(slotOfA);
+        expect(await a.listWorkerTurns('worker')).toEqual([slotOfA]);
       },
       'namespaces',
     );

@@ -1,5 +1,5 @@
 import type { A2AStore, ExpiredWorker, QueueSlot } from '../store/index.js';
-import { inQueueOrder, sortTickets, turnRequest } from './fixtures.js';
+import { inQueueOrder, sortSlots, turnRequest } from './fixtures.js';
 import { type ConformanceOptions, defineModule, storesOnLocation } from './harness.js';
 
 const CLAIMERS = 10;
@@ -40,17 +40,17 @@ export function leases(options: ConformanceOptions): void {
       const [dead, idle] = claimed;
       expect(dead).toEqual({ workerId: 'worker-dead', lastHeartbeat: t0, turns: expect.any(Array) });
       expect(inQueueOrder(dead?.turns ?? []), JSON.stringify(dead?.turns)).toBe(true);
-      expect(sortTickets(dead?.turns ?? [])).toEqual(sortTickets([deadA1, deadA3, deadB1]));
+      expect(sortSlots(dead?.turns ?? [])).toEqual(sortSlots([deadA1, deadA3, deadB1]));
       expect(idle).toEqual({ workerId: 'worker-idle', lastHeartbeat: t0, turns: [] });
 
       // Claimed means deleted: nobody gets them again.
       expect(await store.claimExpiredWorkers(t0 + 2000)).toEqual([]);
 
       // The turns stay queued until the reaper finishes them.
-      expect(sortTickets(await store.listWorkerTurns('worker-dead'))).toEqual(sortTickets([deadA1, deadA3, deadB1]));
+      expect(sortSlots(await store.listWorkerTurns('worker-dead'))).toEqual(sortSlots([deadA1, deadA3, deadB1]));
       expect(await store.turnReadiness(deadA1)).toEqual({ ready: true });
       expect(await store.turnReadiness(aliveA2)).toEqual({ ready: false, ahead: deadA1 });
-      for (const ticket of [deadA1, deadB1, deadA3]) await store.finishTurn(ticket);
+      for (const slot of [deadA1, deadB1, deadA3]) await store.finishTurn(slot);
       expect(await store.turnReadiness(aliveA2)).toEqual({ ready: true });
       expect(await store.listWorkerTurns('worker-dead')).toEqual([]);
 
@@ -112,12 +112,12 @@ export function leases(options: ConformanceOptions): void {
       const t0 = clock.now;
       await store.heartbeat('worker-leaving', t0 + 1000);
       await store.heartbeat('worker-staying', t0 + 1000);
-      const ticket = await store.enqueueTurn(turnRequest({ workerId: 'worker-leaving' }));
+      const slot = await store.enqueueTurn(turnRequest({ workerId: 'worker-leaving' }));
 
       await store.removeWorker('worker-leaving');
       await expect(store.removeWorker('worker-leaving')).resolves.toBeUndefined();
       await expect(store.removeWorker('worker-unknown')).resolves.toBeUndefined();
-      expect(await store.listWorkerTurns('worker-leaving')).toEqual([ticket]);
+      expect(await store.listWorkerTurns('worker-leaving')).toEqual([slot]);
 
       clock.set(t0 + 5000);
       expect(await store.claimExpiredWorkers(t0 + 5000)).toEqual([

@@ -8,7 +8,7 @@ import {
   isDuplicateMessage,
   isVersionConflict,
   rejectionOf,
-  sortTickets,
+  sortSlots,
   statusUpdate,
   taskFixture,
   turnRequest,
@@ -24,14 +24,14 @@ const ENQUEUERS = 20;
  *
  * Where the contract leaves room, the suite decides:
  * - Positions are safe integers, strictly increasing per context in arrival order, and never
- *   reused in a context, not even after its queue emptied (so finishing a stale ticket twice can
+ *   reused in a context, not even after its queue emptied (so finishing a stale slot twice can
  *   never remove a later turn). Their start value and step are the store's business.
- * - `finishTurn` of a ticket not (or no longer) queued resolves and changes nothing.
- * - `ahead` is the queued ticket with the highest position below the ticket's, as enqueueTurn
+ * - `finishTurn` of a slot not (or no longer) queued resolves and changes nothing.
+ * - `ahead` is the queued slot with the highest position below the slot's, as enqueueTurn
  *   returned it (all five fields).
  * - "Queue order" of `listWorkerTurns` is position order within each context; the order across
  *   contexts is left open.
- * - Tickets are copied in and out.
+ * - Slots are copied in and out.
  */
 export function turnQueue(options: ConformanceOptions): void {
   defineModule(options, 'turnQueue', (test) => {
@@ -39,19 +39,19 @@ export function turnQueue(options: ConformanceOptions): void {
       const requests = [0, 1, 2].map((i) =>
         turnRequest({ contextId: 'ctx', taskId: `task-${i}`, messageId: `turn-${i}` }),
       );
-      const tickets: QueueSlot[] = [];
-      for (const request of requests) tickets.push(await store.enqueueTurn(request));
+      const slots: QueueSlot[] = [];
+      for (const request of requests) slots.push(await store.enqueueTurn(request));
 
-      tickets.forEach((ticket, i) => {
-        expect(ticket).toEqual({ ...requests[i], position: expect.any(Number) });
-        expect(Number.isSafeInteger(ticket.position), `position ${String(ticket.position)}`).toBe(true);
+      slots.forEach((slot, i) => {
+        expect(slot).toEqual({ ...requests[i], position: expect.any(Number) });
+        expect(Number.isSafeInteger(slot.position), `position ${String(slot.position)}`).toBe(true);
       });
-      const positions = tickets.map((t) => t.position);
+      const positions = slots.map((t) => t.position);
       expect(positions).toEqual([...positions].sort((a, b) => a - b));
       expect(new Set(positions).size).toBe(3);
     });
 
-    test('the first ticket of a context is ready; the next waits for the one directly ahead of it', async ({
+    test('the first slot of a context is ready; the next waits for the one directly ahead of it', async ({
       expect,
       store,
     }) => {
@@ -71,7 +71,7 @@ export function turnQueue(options: ConformanceOptions): void {
       expect(await store.turnReadiness(third)).toEqual({ ready: true });
     });
 
-    test('a ticket abandoned in the middle of the queue is skipped', async ({ expect, store }) => {
+    test('a slot abandoned in the middle of the queue is skipped', async ({ expect, store }) => {
       const first = await store.enqueueTurn(turnRequest({ contextId: 'ctx' }));
       const second = await store.enqueueTurn(turnRequest({ contextId: 'ctx' }));
       const third = await store.enqueueTurn(turnRequest({ contextId: 'ctx' }));
@@ -101,7 +101,7 @@ export function turnQueue(options: ConformanceOptions): void {
       expect(await store.turnReadiness(a2)).toEqual({ ready: false, ahead: a1 });
     });
 
-    test('finishTurn of a missing ticket changes nothing', async ({ expect, store }) => {
+    test('finishTurn of a missing slot changes nothing', async ({ expect, store }) => {
       const first = await store.enqueueTurn(turnRequest({ contextId: 'ctx' }));
       const second = await store.enqueueTurn(turnRequest({ contextId: 'ctx' }));
 
@@ -128,7 +128,7 @@ export function turnQueue(options: ConformanceOptions): void {
       expect(second.position).toBeGreaterThan(first.position);
       expect(await store.turnReadiness(second)).toEqual({ ready: true });
 
-      // A late, duplicate finish of the old ticket (a reaper and the worker both finishing it).
+      // A late, duplicate finish of the old slot (a reaper and the worker both finishing it).
       await store.finishTurn(first);
       expect(await store.listWorkerTurns(second.workerId)).toEqual([second]);
       const third = await store.enqueueTurn(turnRequest({ contextId: 'ctx' }));
@@ -147,20 +147,20 @@ export function turnQueue(options: ConformanceOptions): void {
           workerId: `worker-${i % 3}`,
         }),
       );
-      const tickets = await Promise.all(requests.map((request, i) => at(i).enqueueTurn(request)));
+      const slots = await Promise.all(requests.map((request, i) => at(i).enqueueTurn(request)));
 
-      tickets.forEach((ticket, i) => {
-        expect(ticket).toEqual({ ...requests[i], position: expect.any(Number) });
+      slots.forEach((slot, i) => {
+        expect(slot).toEqual({ ...requests[i], position: expect.any(Number) });
       });
-      expect(new Set(tickets.map((t) => t.position)).size).toBe(ENQUEUERS);
+      expect(new Set(slots.map((t) => t.position)).size).toBe(ENQUEUERS);
 
-      // Simulate the workers: exactly one ticket is ready at any time, the lowest position; each
-      // other ticket waits for the one directly ahead of it. Finish the head; repeat.
-      const queue = [...tickets].sort((a, b) => a.position - b.position);
+      // Simulate the workers: exactly one slot is ready at any time, the lowest position; each
+      // other slot waits for the one directly ahead of it. Finish the head; repeat.
+      const queue = [...slots].sort((a, b) => a.position - b.position);
       for (let head = 0; head < ENQUEUERS; head++) {
         const reader = at(head);
         const waiting = queue.slice(head);
-        const readiness = await Promise.all(waiting.map((ticket) => reader.turnReadiness(ticket)));
+        const readiness = await Promise.all(waiting.map((slot) => reader.turnReadiness(slot)));
         expect(readiness, `after ${head} finished turns`).toEqual(
           waiting.map((_, i) => (i === 0 ? { ready: true } : { ready: false, ahead: waiting[i - 1] })),
         );
@@ -173,7 +173,7 @@ export function turnQueue(options: ConformanceOptions): void {
       }
     });
 
-    test('listWorkerTurns returns a worker’s queued tickets in queue order', async ({ expect, store }) => {
+    test('listWorkerTurns returns a worker’s queued slots in queue order', async ({ expect, store }) => {
       const enqueue = (contextId: string, workerId: string) => store.enqueueTurn(turnRequest({ contextId, workerId }));
       const a1 = await enqueue('ctx-a', 'worker-1');
       const b1 = await enqueue('ctx-b', 'worker-1');
@@ -183,9 +183,9 @@ export function turnQueue(options: ConformanceOptions): void {
 
       const listed = await store.listWorkerTurns('worker-1');
       expect(inQueueOrder(listed), JSON.stringify(listed)).toBe(true);
-      expect(sortTickets(listed)).toEqual(sortTickets([a1, a3, b1]));
+      expect(sortSlots(listed)).toEqual(sortSlots([a1, a3, b1]));
       expect(listed.filter((t) => t.contextId === 'ctx-a')).toEqual([a1, a3]);
-      expect(sortTickets(await store.listWorkerTurns('worker-2'))).toEqual(sortTickets([a2, c1]));
+      expect(sortSlots(await store.listWorkerTurns('worker-2'))).toEqual(sortSlots([a2, c1]));
       expect(await store.listWorkerTurns('worker-unknown')).toEqual([]);
       // Worker ids match exactly.
       expect(await store.listWorkerTurns('worker-')).toEqual([]);
@@ -218,7 +218,7 @@ export function turnQueue(options: ConformanceOptions): void {
           workerId: 'worker-1',
         },
       });
-      if (first === undefined) throw new Error('no ticket');
+      if (first === undefined) throw new Error('no slot');
       expect(await store.turnReadiness(first)).toEqual({ ready: true });
 
       const second = await store.enqueueTurn(turnRequest({ contextId: task.contextId }));
@@ -232,21 +232,21 @@ export function turnQueue(options: ConformanceOptions): void {
           enqueueTurn: { messageId: followUp.messageId, workerId: 'worker-1' },
         })
       ).turn;
-      if (third === undefined) throw new Error('no ticket');
+      if (third === undefined) throw new Error('no slot');
       expect(await store.turnReadiness(second)).toEqual({ ready: false, ahead: first });
       expect(await store.turnReadiness(third)).toEqual({ ready: false, ahead: second });
-      expect(sortTickets(await store.listWorkerTurns('worker-1'))).toEqual(sortTickets([first, third]));
-      // A commit without enqueueTurn returns no ticket.
+      expect(sortSlots(await store.listWorkerTurns('worker-1'))).toEqual(sortSlots([first, third]));
+      // A commit without enqueueTurn returns no slot.
       expect(await appendEvents(store, task.id, [statusUpdate(task, 'working')])).toEqual({ version: 3 });
     });
 
-    test('commit with finishTurn removes the ticket, and subscribers of the task hear of it', async ({
+    test('commit with finishTurn removes the slot, and subscribers of the task hear of it', async ({
       expect,
       store,
       notificationTimeout,
     }) => {
       const task = taskFixture({ state: 'working' });
-      const ticket = (
+      const slot = (
         await store.commit({
           taskId: task.id,
           expectedVersion: 0,
@@ -255,7 +255,7 @@ export function turnQueue(options: ConformanceOptions): void {
           enqueueTurn: { messageId: 'turn-1', workerId: 'worker-f' },
         })
       ).turn;
-      if (ticket === undefined) throw new Error('no ticket');
+      if (slot === undefined) throw new Error('no slot');
       const behind = await store.enqueueTurn(turnRequest({ contextId: task.contextId, workerId: 'worker-g' }));
       const heard: number[] = [];
       const unsubscribe = store.subscribe(task.id, (seq) => heard.push(seq));
@@ -266,7 +266,7 @@ export function turnQueue(options: ConformanceOptions): void {
           expectedVersion: 1,
           task: applyEvents(task, done),
           events: done,
-          finishTurn: ticket,
+          finishTurn: slot,
         });
         expect(result).toEqual({ version: 2 });
         expect(await store.turnReadiness(behind)).toEqual({ ready: true });
@@ -281,14 +281,14 @@ export function turnQueue(options: ConformanceOptions): void {
 
     test('a refused commit enqueues nothing and finishes nothing', async ({ expect, store }) => {
       const task = taskFixture({ history: [userMessage('hello')] });
-      const { turn: ticket } = await store.commit({
+      const { turn: slot } = await store.commit({
         taskId: task.id,
         expectedVersion: 0,
         task,
         events: [task],
         enqueueTurn: { messageId: 'turn-1', workerId: 'worker-r' },
       });
-      if (ticket === undefined) throw new Error('no ticket');
+      if (slot === undefined) throw new Error('no slot');
       const done = [statusUpdate(task, 'completed')];
 
       // A stale version, carrying both an enqueue and a finish.
@@ -299,7 +299,7 @@ export function turnQueue(options: ConformanceOptions): void {
           task: applyEvents(task, done),
           events: done,
           enqueueTurn: { messageId: 'turn-2', workerId: 'worker-r' },
-          finishTurn: ticket,
+          finishTurn: slot,
         }),
       );
       expect(isVersionConflict(stale), String(stale)).toBe(true);
@@ -312,13 +312,13 @@ export function turnQueue(options: ConformanceOptions): void {
           task: again,
           events: [again],
           enqueueTurn: { messageId: 'turn-3', workerId: 'worker-r' },
-          finishTurn: { ...ticket, taskId: again.id },
+          finishTurn: { ...slot, taskId: again.id },
         }),
       );
       expect(isDuplicateMessage(duplicate), String(duplicate)).toBe(true);
 
-      expect(await store.listWorkerTurns('worker-r')).toEqual([ticket]);
-      expect(await store.turnReadiness(ticket)).toEqual({ ready: true });
+      expect(await store.listWorkerTurns('worker-r')).toEqual([slot]);
+      expect(await store.turnReadiness(slot)).toEqual({ ready: true });
       expect(await store.getTask(again.id)).toBeUndefined();
     });
 
@@ -342,7 +342,7 @@ export function turnQueue(options: ConformanceOptions): void {
       expect(await store.listWorkerTurns('worker-o')).toEqual([other]);
     });
 
-    test('tickets are copied in and out', async ({ expect, store }) => {
+    test('slots are copied in and out', async ({ expect, store }) => {
       const request = turnRequest({ contextId: 'ctx' });
       const expected = { ...request };
       const first = await store.enqueueTurn(request);

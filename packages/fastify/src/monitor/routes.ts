@@ -306,8 +306,8 @@ export const monitorRoutes: FastifyPluginAsync<MonitorRoutesOptions> = async (sc
           );
         }
         logAction(request, 'release-slot', { contextId: request.params.contextId, position });
-        const ticket = await runtime.operator.releaseSlot(request.params.contextId, position as number | undefined);
-        return { released: ticket };
+        const slot = await runtime.operator.releaseSlot(request.params.contextId, position as number | undefined);
+        return { released: slot };
       },
     );
 

@@ -21,7 +21,7 @@ export interface MonitorTurn {
   turnId: string;
   /** 0: the turn holds its context (it runs); n: n turns of the context are ahead of it. */
   queuePosition: number;
-  /** The ticket's position, for releasing that exact slot. */
+  /** The slot's position, for releasing that exact slot. */
   position: number;
 }
 
@@ -73,7 +73,7 @@ export interface MonitorWorker {
   expired: boolean;
 }
 
-/** The turn queue as the lease table lists it: each task's ticket and its place in its context. */
+/** The turn queue as the lease table lists it: each task's slot and its place in its context. */
 export class QueueView {
   readonly #byTask = new Map<string, MonitorTurn>();
   readonly workers: WorkerRecord[];
@@ -81,20 +81,20 @@ export class QueueView {
   constructor(workers: WorkerRecord[]) {
     this.workers = workers;
     const byContext = new Map<string, QueueSlot[]>();
-    for (const ticket of workers.flatMap((worker) => worker.turns)) {
-      const queue = byContext.get(ticket.contextId);
-      if (queue === undefined) byContext.set(ticket.contextId, [ticket]);
-      else queue.push(ticket);
+    for (const slot of workers.flatMap((worker) => worker.turns)) {
+      const queue = byContext.get(slot.contextId);
+      if (queue === undefined) byContext.set(slot.contextId, [slot]);
+      else queue.push(slot);
     }
     for (const queue of byContext.values()) {
       queue.sort((a, b) => a.position - b.position);
-      for (const [index, ticket] of queue.entries()) {
-        if (this.#byTask.has(ticket.taskId)) continue;
-        this.#byTask.set(ticket.taskId, {
-          workerId: ticket.workerId,
-          turnId: ticket.messageId,
+      for (const [index, slot] of queue.entries()) {
+        if (this.#byTask.has(slot.taskId)) continue;
+        this.#byTask.set(slot.taskId, {
+          workerId: slot.workerId,
+          turnId: slot.messageId,
           queuePosition: index,
-          position: ticket.position,
+          position: slot.position,
         });
       }
     }
@@ -116,7 +116,7 @@ export class QueueView {
   workerViews(now: number): MonitorWorker[] {
     return this.workers.map((worker) => {
       let running = 0;
-      for (const ticket of worker.turns) if (this.#byTask.get(ticket.taskId)?.queuePosition === 0) running++;
+      for (const slot of worker.turns) if (this.#byTask.get(slot.taskId)?.queuePosition === 0) running++;
       return {
         workerId: worker.workerId,
         host: worker.description?.host ?? null,

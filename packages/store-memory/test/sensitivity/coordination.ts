@@ -48,7 +48,7 @@ export const coordinationBugs: Bugs = {
       })(clock),
   },
   'grants every turn at once': {
-    caughtBy: 'turnQueue: the first ticket of a context is ready; the next waits for the one directly ahead of it',
+    caughtBy: 'turnQueue: the first slot of a context is ready; the next waits for the one directly ahead of it',
     store: (clock) =>
       new (class extends Delegating {
         override async turnReadiness(): Promise<TurnReadiness> {
@@ -56,12 +56,12 @@ export const coordinationBugs: Bugs = {
         }
       })(clock),
   },
-  'finishes the head of the context whatever the ticket': {
-    caughtBy: 'turnQueue: finishTurn of a missing ticket changes nothing',
+  'finishes the head of the context whatever the slot': {
+    caughtBy: 'turnQueue: finishTurn of a missing slot changes nothing',
     store: (clock) =>
       new (class extends Delegating {
-        override async finishTurn(ticket: QueueSlot): Promise<void> {
-          let head = ticket;
+        override async finishTurn(slot: QueueSlot): Promise<void> {
+          let head = slot;
           for (;;) {
             const readiness = await super.turnReadiness(head);
             if (readiness.ready) break;
@@ -179,7 +179,7 @@ export const coordinationBugs: Bugs = {
       })(clock),
   },
   'ignores finishTurn in a commit': {
-    caughtBy: 'turnQueue: commit with finishTurn removes the ticket, and subscribers of the task hear of it',
+    caughtBy: 'turnQueue: commit with finishTurn removes the slot, and subscribers of the task hear of it',
     store: (clock) =>
       new (class extends Delegating {
         override async commit(request: CommitRequest): Promise<CommitResult> {

@@ -95,11 +95,11 @@ export class Delegating implements A2AStore, PushStore {
   enqueueTurn(request: EnqueueTurnRequest, ctx?: StoreCallContext): Promise<QueueSlot> {
     return this.inner.enqueueTurn(request, ctx);
   }
-  turnReadiness(ticket: QueueSlot, ctx?: StoreCallContext): Promise<TurnReadiness> {
-    return this.inner.turnReadiness(ticket, ctx);
+  turnReadiness(slot: QueueSlot, ctx?: StoreCallContext): Promise<TurnReadiness> {
+    return this.inner.turnReadiness(slot, ctx);
   }
-  finishTurn(ticket: QueueSlot, ctx?: StoreCallContext): Promise<void> {
-    return this.inner.finishTurn(ticket, ctx);
+  finishTurn(slot: QueueSlot, ctx?: StoreCallContext): Promise<void> {
+    return this.inner.finishTurn(slot, ctx);
   }
   claimExpiredWorkers(now: number, exceptWorkerId?: string, ctx?: StoreCallContext): Promise<ExpiredWorker[]> {
     return this.inner.claimExpiredWorkers(now, exceptWorkerId, ctx);
