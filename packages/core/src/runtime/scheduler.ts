@@ -5,9 +5,9 @@
  * through the {@link TurnRegistry} within this process, through the task's log across processes.
  */
 
+import type { Logger } from '../logger.js';
 import { isTerminalState } from '../model/types.js';
 import { type MultiMap, multiMapAdd, multiMapDelete, multiMapValues } from '../multi-map.js';
-import type { Logger } from '../logger.js';
 import type { A2AStore, QueueSlot } from '../store/index.js';
 import { monotonicSeconds, noTelemetry, type Telemetry } from '../telemetry.js';
 import { retryUntilDone } from './retry.js';

@@ -6,8 +6,9 @@
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { afterEach } from 'vitest';
 import type { AgentExecutorLike } from '../../src/executor.js';
+import type { Logger } from '../../src/logger.js';
 import type { Message, Part, Task } from '../../src/model/types.js';
-import { A2ARuntime, type A2ARuntimeOptions, type RuntimeLogger } from '../../src/runtime.js';
+import { A2ARuntime, type A2ARuntimeOptions } from '../../src/runtime.js';
 
 let counter = 0;
 export const nextId = (prefix = 'm'): string => `${prefix}-${Date.now().toString(36)}-${++counter}`;
@@ -76,8 +77,8 @@ export interface LogLine {
   msg: string | undefined;
 }
 
-/** A RuntimeLogger that keeps what it is given, for tests that check what a part logs. */
-export function recordingLogger(): RuntimeLogger & { lines: LogLine[] } {
+/** A Logger that keeps what it is given, for tests that check what a part logs. */
+export function recordingLogger(): Logger & { lines: LogLine[] } {
   const lines: LogLine[] = [];
   const at =
     (level: LogLine['level']) =>

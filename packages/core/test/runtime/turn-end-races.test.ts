@@ -10,12 +10,12 @@ import { MemoryStore } from '@fastify-a2a/store-memory';
 import { describe, expect, it } from 'vitest';
 import type { Logger } from '../../src/logger.js';
 import { callContext } from '../../src/protocol/context.js';
-import type { QueueSlot } from '../../src/store/index.js';
 import { Events } from '../../src/runtime/events.js';
 import { Intake } from '../../src/runtime/intake.js';
 import { TurnRunner } from '../../src/runtime/runner.js';
 import { Scheduler } from '../../src/runtime/scheduler.js';
 import type { Turn } from '../../src/runtime/turn.js';
+import type { QueueSlot } from '../../src/store/index.js';
 import { gate, recordingLogger, textParts, userMessage, waitForAbort } from './helpers.js';
 
 const events = new Events(Date.now, randomUUID);
