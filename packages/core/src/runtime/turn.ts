@@ -100,14 +100,15 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
  * here, and the ones that find the turn already past them are no-ops.
  *
  * ```
- *            start()               end staged                 end written
- *   queued ──────────▶ running ───────────────▶ ending ─────────────────▶ ended   (final)
- *     │                   │                      │ ▲ │
- *     │ slot released,    │ slot released,       │ │ └── end's commit failed: back to where
- *     │ end given up      │ end given up         │ │     it was staged from (#reopen)
- *     ▼                   ▼                      │ │
- *   released, abandoned ◀────────────────────────┘ └── end staged (from queued, running,
- *                                                       released or abandoned)
+ *              start()   end staged   end written   end failed       slotReleased()     abandon()
+ *  queued      running   ending       -             -                released           abandoned
+ *  running     throws    ending       -             -                released           abandoned
+ *  ending      throws    (dropped)    ended         back to where    ending; a failed   ending; a failed end
+ *                                                   it was staged    end goes back to   goes back to abandoned
+ *                                                   from (#reopen)   released           (unless to released)
+ *  ended       throws    (dropped)    -             -                no-op              no-op
+ *  released    throws    ending       -             -                no-op              no-op
+ *  abandoned   throws    ending       -             -                released           no-op
  * ```
  *
  * - `queued`: accepted (its message recorded, its slot taken), waiting for its slot to reach the
