@@ -9,14 +9,11 @@ import { randomUUID } from 'node:crypto';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { describe, expect, it } from 'vitest';
 import type { Logger } from '../../src/logger.js';
-import { callContext } from '../../src/protocol/context.js';
 import { Events } from '../../src/runtime/events.js';
-import { Intake } from '../../src/runtime/intake.js';
 import { TurnRunner } from '../../src/runtime/runner.js';
 import { Scheduler } from '../../src/runtime/scheduler.js';
-import type { Turn } from '../../src/runtime/turn.js';
 import type { QueueSlot } from '../../src/store/index.js';
-import { gate, recordingLogger, textParts, userMessage, waitForAbort } from './helpers.js';
+import { acceptedTurn, gate, recordingLogger, textParts, waitForAbort } from './helpers.js';
 
 const events = new Events(Date.now, randomUUID);
 
@@ -69,26 +66,6 @@ function controlledStore(): {
   };
 }
 
-/** A turn as intake makes it (its task and slot in the store), handed to `schedule` if given. */
-async function acceptedTurn(store: MemoryStore, schedule: (turn: Turn) => void = () => {}): Promise<Turn> {
-  let accepted: Turn | undefined;
-  const intake = new Intake({
-    store,
-    events,
-    log: recordingLogger(),
-    workerId: 'w',
-    scheduler: {
-      schedule: (turn) => {
-        accepted = turn;
-        schedule(turn);
-      },
-    },
-  });
-  await intake.accept({ message: userMessage('hello') }, callContext());
-  if (accepted === undefined) throw new Error('intake scheduled no turn');
-  return accepted;
-}
-
 function runnerOn(store: MemoryStore, log: Logger, execute: (signal: AbortSignal) => Promise<void> = async () => {}) {
   return new TurnRunner({
     services: { store, log, events },
@@ -97,6 +74,20 @@ function runnerOn(store: MemoryStore, log: Logger, execute: (signal: AbortSignal
     turnTimeoutMs: undefined,
     drainTimeoutMs: 0,
   });
+}
+
+/** A running turn whose end `closeTurn` staged, its commit held open in the store. */
+async function closingWithEndInFlight(
+  store: MemoryStore,
+  runner: TurnRunner,
+  holdNextCommit: () => { open: () => void; reached: Promise<void> },
+) {
+  const turn = await acceptedTurn(store);
+  turn.start();
+  const commit = holdNextCommit();
+  const closed = runner.closeTurn(turn, 'Interrupted: shut down.');
+  await commit.reached;
+  return { turn, closed, commit };
 }
 
 /** Resolves with 'resolved', or 'pending' if `promise` has not settled within `ms`. */
@@ -147,11 +138,7 @@ describe('a turn whose end is written from two chains at once', () => {
     const { store, commitsFail, holdNextCommit } = controlledStore();
     const log = recordingLogger();
     const runner = runnerOn(store, log);
-    const turn = await acceptedTurn(store);
-    turn.start();
-    const commit = holdNextCommit();
-    const closed = runner.closeTurn(turn, 'Interrupted: shut down.');
-    await commit.reached;
+    const { turn, closed, commit } = await closingWithEndInFlight(store, runner, holdNextCommit);
     // The turn's own chain released its slot while this end was in flight; then the lease ran out.
     turn.slotReleased();
     turn.loseLease();
@@ -197,11 +184,7 @@ describe('a turn whose end is written from two chains at once', () => {
   it('(3c) the slot released while the end is in flight: when that commit fails, the retry still ends the task', async () => {
     const { store, commitsFail, holdNextCommit } = controlledStore();
     const runner = runnerOn(store, recordingLogger());
-    const turn = await acceptedTurn(store);
-    turn.start();
-    const commit = holdNextCommit();
-    const closed = runner.closeTurn(turn, 'Interrupted: shut down.');
-    await commit.reached;
+    const { turn, closed, commit } = await closingWithEndInFlight(store, runner, holdNextCommit);
     // A drain's release of the slot lands while the end's commit is in flight, which then fails.
     turn.slotReleased();
     commitsFail.on = true;

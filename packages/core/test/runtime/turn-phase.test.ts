@@ -7,27 +7,19 @@ import { randomUUID } from 'node:crypto';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { describe, expect, it } from 'vitest';
 import { A2AError } from '../../src/errors.js';
-import { callContext } from '../../src/protocol/context.js';
 import { Events } from '../../src/runtime/events.js';
-import { Intake } from '../../src/runtime/intake.js';
-import type { Turn } from '../../src/runtime/turn.js';
-import { recordingLogger, userMessage } from './helpers.js';
+import { acceptedTurn } from './helpers.js';
 
 const events = new Events(Date.now, randomUUID);
 
-/** A turn as intake makes it (its task and slot in the store), not handed to any scheduler. */
-async function acceptedTurn(store = new MemoryStore()): Promise<Turn> {
-  let scheduled: Turn | undefined;
-  const intake = new Intake({
-    store,
-    events,
-    log: recordingLogger(),
-    workerId: 'w',
-    scheduler: { schedule: (turn) => (scheduled = turn) },
-  });
-  await intake.accept({ message: userMessage('hello') }, callContext());
-  if (scheduled === undefined) throw new Error('intake scheduled no turn');
-  return scheduled;
+/** A running turn whose every commit fails until `restore` is called. */
+async function runningTurnInOutage(store: MemoryStore) {
+  const turn = await acceptedTurn(store);
+  turn.start();
+  const outage = new A2AError('STORE_UNAVAILABLE', 'down');
+  const commit = store.commit.bind(store);
+  store.commit = () => Promise.reject(outage);
+  return { turn, outage, restore: () => (store.commit = commit) };
 }
 
 /** What an illegal transition throws: an INTERNAL error naming both phases. */
@@ -60,15 +52,11 @@ describe('turn phase', () => {
 
   it('goes back to running when the commit carrying its end fails, so its failure can still be written', async () => {
     const store = new MemoryStore();
-    const turn = await acceptedTurn(store);
-    turn.start();
-    const outage = new A2AError('STORE_UNAVAILABLE', 'down');
-    const commit = store.commit.bind(store);
-    store.commit = () => Promise.reject(outage);
+    const { turn, outage, restore } = await runningTurnInOutage(store);
     await expect(turn.stage((task) => [events.turnEnd(task, turn.messageId)])).rejects.toBe(outage);
     expect(turn.phase).toBe('running');
     expect(turn.writeError).toBe(outage);
-    store.commit = commit;
+    restore();
     expect(await turn.stage((task) => [events.status(task, 'failed', 'store was down')])).toBe(true);
     expect(turn.phase).toBe('ended');
   });
@@ -111,11 +99,7 @@ describe('turn phase', () => {
 
   it('a release or an abandonment while the end is in flight changes where a failed end goes back to', async () => {
     const store = new MemoryStore();
-    const turn = await acceptedTurn(store);
-    turn.start();
-    const outage = new A2AError('STORE_UNAVAILABLE', 'down');
-    const commit = store.commit.bind(store);
-    store.commit = () => Promise.reject(outage);
+    const { turn, outage, restore } = await runningTurnInOutage(store);
     const ending = turn.stage((task) => [events.turnEnd(task, turn.messageId)]);
     turn.abandon();
     expect(turn.phase).toBe('ending');
@@ -127,7 +111,7 @@ describe('turn phase', () => {
     expect(turn.holdsSlot).toBe(false);
     await expect(again).rejects.toBe(outage);
     expect(turn.phase).toBe('released');
-    store.commit = commit;
+    restore();
     expect(await turn.stage((task) => [events.status(task, 'failed', 'store was down')])).toBe(true);
     expect(turn.phase).toBe('ended');
   });
