@@ -17,53 +17,59 @@ import { acceptedTurn, gate, recordingLogger, textParts, waitForAbort } from './
 
 const events = new Events(Date.now, randomUUID);
 
+/** A call held open on the test's say: the next call waits until `open`; `reached` tells it arrived. */
+interface Hold {
+  open: () => void;
+  reached: Promise<void>;
+}
+
+/** One of the store's calls, which can be held open once at a time (see {@link Hold}). */
+function holdable(): { hold(): Hold; pass(): Promise<void> } {
+  let next: { opened: Promise<void>; reached: () => void } | undefined;
+  return {
+    hold() {
+      const opened = gate();
+      const reached = gate();
+      next = { opened: opened.promise, reached: () => reached.open() };
+      return { open: () => opened.open(), reached: reached.promise };
+    },
+    /** Waits while the call is held (once), then lets it through. */
+    async pass() {
+      const held = next;
+      next = undefined;
+      if (held === undefined) return;
+      held.reached();
+      await held.opened;
+    },
+  };
+}
+
 /** The store's commits and slot releases, each failing or held open on the test's say. */
 function controlledStore(): {
   store: MemoryStore;
   /** Commits reject while set. */
   commitsFail: { on: boolean };
-  /** Holds the next commit until the returned gate opens; it then fails if `commitsFail` is on. */
-  holdNextCommit(): { open: () => void; reached: Promise<void> };
-  /** Holds the next slot release until the returned gate opens. */
-  holdNextRelease(): { open: () => void; reached: Promise<void> };
+  /** Holds the next commit until it is opened; it then fails if `commitsFail` is on. */
+  holdNextCommit(): Hold;
+  /** Holds the next slot release until it is opened. */
+  holdNextRelease(): Hold;
 } {
   const store = new MemoryStore();
   const commitsFail = { on: false };
   const commit = store.commit.bind(store);
   const finishTurn = store.finishTurn.bind(store);
-  let heldCommit: { promise: Promise<void>; reached: () => void } | undefined;
-  let heldRelease: { promise: Promise<void>; reached: () => void } | undefined;
+  const commits = holdable();
+  const releases = holdable();
   store.commit = async (...args) => {
-    const held = heldCommit;
-    heldCommit = undefined;
-    if (held !== undefined) {
-      held.reached();
-      await held.promise;
-    }
+    await commits.pass();
     if (commitsFail.on) throw new Error('connection refused (injected outage: commit)');
     return commit(...args);
   };
   store.finishTurn = async (...args) => {
-    const held = heldRelease;
-    heldRelease = undefined;
-    if (held !== undefined) {
-      held.reached();
-      await held.promise;
-    }
+    await releases.pass();
     return finishTurn(...args);
   };
-  const hold = (set: (held: { promise: Promise<void>; reached: () => void }) => void) => {
-    const opened = gate();
-    const reached = gate();
-    set({ promise: opened.promise, reached: () => reached.open() });
-    return { open: () => opened.open(), reached: reached.promise };
-  };
-  return {
-    store,
-    commitsFail,
-    holdNextCommit: () => hold((held) => (heldCommit = held)),
-    holdNextRelease: () => hold((held) => (heldRelease = held)),
-  };
+  return { store, commitsFail, holdNextCommit: commits.hold, holdNextRelease: releases.hold };
 }
 
 function runnerOn(store: MemoryStore, log: Logger, execute: (signal: AbortSignal) => Promise<void> = async () => {}) {
@@ -77,11 +83,7 @@ function runnerOn(store: MemoryStore, log: Logger, execute: (signal: AbortSignal
 }
 
 /** A running turn whose end `closeTurn` staged, its commit held open in the store. */
-async function closingWithEndInFlight(
-  store: MemoryStore,
-  runner: TurnRunner,
-  holdNextCommit: () => { open: () => void; reached: Promise<void> },
-) {
+async function closingWithEndInFlight(store: MemoryStore, runner: TurnRunner, holdNextCommit: () => Hold) {
   const turn = await acceptedTurn(store);
   turn.start();
   const commit = holdNextCommit();
