@@ -141,7 +141,11 @@ export interface TurnEndEvent {
   kind: 'turn-end';
   taskId: string;
   contextId: string;
-  /** The messageId of the user message that started the turn. */
+  /**
+   * The messageId of the user message that started the turn, kept under its stored name: events
+   * already in a task's log carry `turnId`, as does the SQL stores' column (the store contract
+   * itself now says `messageId`).
+   */
   turnId: string;
 }
 

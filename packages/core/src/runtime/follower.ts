@@ -4,6 +4,7 @@
  * store's notifications; one safety poll per runtime covers notifications that were lost.
  */
 
+import type { Logger } from '../logger.js';
 import { endsStream, withHistoryLength } from '../model/task-state.js';
 import { isFinalState, isTerminalState, type Task } from '../model/types.js';
 import { type MultiMap, multiMapAdd, multiMapDelete, multiMapValues } from '../multi-map.js';
@@ -11,7 +12,7 @@ import type { StreamSignal } from '../protocol/context.js';
 import type { StreamFrame } from '../protocol/operations.js';
 import type { A2AStore, StoreCallContext, StoredEvent } from '../store/index.js';
 import { noTelemetry, type Telemetry } from '../telemetry.js';
-import type { RuntimeLogger, StreamOptions } from './options.js';
+import type { StreamOptions } from './options.js';
 
 /**
  * How one stream follows its task. Always built by {@link followOptions}, with every field, so all
@@ -67,7 +68,7 @@ const READ_BATCH = 256;
 
 export class Follower {
   readonly #store: A2AStore;
-  readonly #log: RuntimeLogger;
+  readonly #log: Logger;
   readonly #pollIntervalMs: number;
   /** Streams waiting for their task's next events, by task id (see #poll). */
   readonly #waiting: MultiMap<string, Waiter> = new Map();
@@ -76,7 +77,7 @@ export class Follower {
   #stopped = false;
   readonly #telemetry: Telemetry;
 
-  constructor(store: A2AStore, log: RuntimeLogger, pollIntervalMs: number, telemetry: Telemetry = noTelemetry) {
+  constructor(store: A2AStore, log: Logger, pollIntervalMs: number, telemetry: Telemetry = noTelemetry) {
     this.#store = store;
     this.#log = log;
     this.#pollIntervalMs = pollIntervalMs;

@@ -6,6 +6,7 @@
  */
 
 import { A2AError, invalidParams } from '../errors.js';
+import type { Logger } from '../logger.js';
 import { isTerminalState, type Message, type MessageSendParams, type Task, type TaskEvent } from '../model/types.js';
 import { type CallContext, callerOf } from '../protocol/context.js';
 import {
@@ -18,7 +19,6 @@ import {
 } from '../store/index.js';
 import { noTelemetry, type Telemetry } from '../telemetry.js';
 import type { Events } from './events.js';
-import type { RuntimeLogger } from './options.js';
 import { isOwnedBy, ownerOf, readOwnTask } from './ownership.js';
 import { TaskWriter } from './task-writer.js';
 import { Turn } from './turn.js';
@@ -49,7 +49,7 @@ export interface IntakeOptions {
   /** What a reused messageId with different content gets (see A2ARuntimeOptions.messageIdReuse). @default 'reject' */
   readonly messageIdReuse?: 'reject' | 'replay' | 'ignore';
   readonly events: Events;
-  readonly log: RuntimeLogger;
+  readonly log: Logger;
   /** The worker recorded as running the turns taken in. */
   readonly workerId: string;
   /** Where new turns go once their slot is taken (the scheduler). */
@@ -73,7 +73,7 @@ function storedMessage(incoming: Message, taskId: string, contextId: string): Me
 export class Intake {
   readonly #store: A2AStore;
   readonly #events: Events;
-  readonly #log: RuntimeLogger;
+  readonly #log: Logger;
   readonly #workerId: string;
   readonly #scheduler: IntakeOptions['scheduler'];
   readonly #telemetry: Telemetry;

@@ -7,12 +7,12 @@
 
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import type { Logger } from '../logger.js';
 import { isFinalState } from '../model/types.js';
 import type { A2AStore, Clock, ExpiredWorker, QueueSlot, WorkerDescription } from '../store/index.js';
 import { noTelemetry, type Telemetry } from '../telemetry.js';
 import type { Events } from './events.js';
 import { BackgroundJob, BackgroundJobs } from './jobs/background.js';
-import type { RuntimeLogger } from './options.js';
 import { releaseSlot } from './scheduler.js';
 import { TaskWriter } from './task-writer.js';
 
@@ -20,7 +20,7 @@ export interface MembershipOptions {
   readonly store: A2AStore;
   readonly workerId: string;
   readonly clock: Clock;
-  readonly log: RuntimeLogger;
+  readonly log: Logger;
   readonly events: Events;
   /** A worker silent for this long is dead to the others. */
   readonly leaseTtlMs: number;
@@ -38,7 +38,7 @@ export class Membership {
   readonly #store: A2AStore;
   readonly #workerId: string;
   readonly #clock: Clock;
-  readonly #log: RuntimeLogger;
+  readonly #log: Logger;
   readonly #events: Events;
   readonly #leaseTtlMs: number;
   readonly #onLeaseLost: () => void;

@@ -8,7 +8,10 @@ import type { TlsCa } from '../push/webhook.js';
 import type { A2AStore, Clock } from '../store/index.js';
 import type { Telemetry } from '../telemetry.js';
 
-/** The runtime's name for the shared {@link Logger} (it lives in `logger.ts`, below the runtime and the protocol layer). */
+/**
+ * The shared {@link Logger} under its earlier name (it lives in `logger.ts`, below the runtime and
+ * the protocol layer): kept for the public export and for runtime/jobs; the runtime's parts name `Logger`.
+ */
 export type RuntimeLogger = Logger;
 export { silentLogger };
 
@@ -79,7 +82,7 @@ export interface PushOptions {
 export interface A2ARuntimeOptions {
   store: A2AStore;
   executor: AgentExecutorLike;
-  logger?: RuntimeLogger;
+  logger?: Logger;
   /** Fails a turn that runs longer than this (its signal is aborted). @default undefined (no limit) */
   turnTimeoutMs?: number;
   /**

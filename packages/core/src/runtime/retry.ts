@@ -5,14 +5,14 @@
  * until it succeeds or this worker lost its lease (then the turn belongs to the reaper).
  */
 
-import type { RuntimeLogger } from './options.js';
+import type { Logger } from '../logger.js';
 
 /** First wait after a failed attempt; doubles per attempt, up to {@link MAX_DELAY_MS}. */
 const FIRST_DELAY_MS = 100;
 const MAX_DELAY_MS = 2000;
 
 export interface RetryOptions {
-  readonly log: RuntimeLogger;
+  readonly log: Logger;
   /** Names the write in the log: `a2a: could not <what>; retrying`. */
   readonly what: string;
   /** Fields of every log line (the task id). */

@@ -209,7 +209,8 @@ export class TurnRunner {
       },
       { log, what: "write the turn's last event", fields: { taskId: turn.taskId }, giveUp: () => turn.leaseLost },
     );
-    // Its slot is then the reaper's: releasing it would leave the task `working` with no turn to end it.
+    // Its slot, if it still holds one, is then the reaper's: releasing it would leave the task
+    // `working` with no turn to end it. Another attempt (the other chain's) may still write the end.
     if (!written) turn.abandon();
     turn.settle();
   }

@@ -19,6 +19,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { A2AError, lastEventIdPastEnd, taskNotCancelable } from '../errors.js';
 import { toExecutor } from '../executor.js';
+import type { Logger } from '../logger.js';
 import { withHistoryLength } from '../model/task-state.js';
 import {
   type DeleteTaskPushNotificationConfigParams,
@@ -49,7 +50,7 @@ import { PushDeliverer } from './jobs/push.js';
 import { Retention } from './jobs/retention.js';
 import { Membership } from './membership.js';
 import { OperatorActions } from './operator.js';
-import { type A2ARuntimeOptions, type RuntimeLogger, type StreamOptions, silentLogger } from './options.js';
+import { type A2ARuntimeOptions, type StreamOptions, silentLogger } from './options.js';
 import { ownerOf, readOwnTask } from './ownership.js';
 import { type CheckedPushConfig, PushConfigs } from './push-configs.js';
 import { TurnRunner } from './runner.js';
@@ -64,7 +65,7 @@ export class A2ARuntime {
   /** This process's id in the store's worker leases. */
   readonly workerId: string;
   readonly #options: A2ARuntimeOptions;
-  readonly #log: RuntimeLogger;
+  readonly #log: Logger;
   readonly #events: Events;
   readonly #membership: Membership;
   readonly #retention: Retention;

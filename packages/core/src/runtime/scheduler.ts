@@ -5,11 +5,11 @@
  * through the {@link TurnRegistry} within this process, through the task's log across processes.
  */
 
+import type { Logger } from '../logger.js';
 import { isTerminalState } from '../model/types.js';
 import { type MultiMap, multiMapAdd, multiMapDelete, multiMapValues } from '../multi-map.js';
 import type { A2AStore, QueueSlot } from '../store/index.js';
 import { monotonicSeconds, noTelemetry, type Telemetry } from '../telemetry.js';
-import type { RuntimeLogger } from './options.js';
 import { retryUntilDone } from './retry.js';
 import { storeFailureReason, type TurnRunner } from './runner.js';
 import type { AbortCause, Turn } from './turn.js';
@@ -76,7 +76,7 @@ export interface DrainSummary {
 export interface SchedulerOptions {
   readonly store: A2AStore;
   readonly runner: TurnRunner;
-  readonly log: RuntimeLogger;
+  readonly log: Logger;
   /** A turn waiting for its context re-checks the queue this often between notifications. */
   readonly pollIntervalMs: number;
   /**
@@ -91,7 +91,7 @@ export interface SchedulerOptions {
 export class Scheduler {
   readonly #store: A2AStore;
   readonly #runner: TurnRunner;
-  readonly #log: RuntimeLogger;
+  readonly #log: Logger;
   readonly #pollIntervalMs: number;
   readonly #registry: TurnRegistry;
   readonly #onAbandoned: (slot: QueueSlot) => void;
@@ -170,10 +170,15 @@ export class Scheduler {
     this.#log.error({ err: error, taskId: turn.taskId }, 'a2a: turn failed unexpectedly');
     if (turn.settled || turn.abortCause === 'canceled' || turn.abortCause === 'superseded') return;
     const reason = error instanceof Error && error.message ? error.message : String(error);
-    await this.#runner.closeTurn(
-      turn,
-      storeFailureReason(error) ?? `The turn failed before it could finish: ${reason}`,
-    );
+    try {
+      await this.#runner.closeTurn(
+        turn,
+        storeFailureReason(error) ?? `The turn failed before it could finish: ${reason}`,
+      );
+    } catch (closeError) {
+      // Still retired after this (see #retire): the turn must settle and resolve `done`.
+      this.#log.error({ err: closeError, taskId: turn.taskId }, "a2a: could not write the turn's failure");
+    }
   }
 
   /**
@@ -200,10 +205,12 @@ export class Scheduler {
    * Releases the turn's slot unless its last commit did, retrying through a store outage: a slot
    * never released blocks every later message of the context (issue 14). Not when the turn's end
    * could not be written: releasing then would leave the task `working` with no turn to end it, so
-   * the slot goes to the reaper, which fails the task and releases it.
+   * the slot goes to the reaper, which fails the task and releases it. The turn's other chain may
+   * give up on its end while the release is in flight; the release landed all the same, and the
+   * turn takes it (see Turn.slotReleased).
    */
   async #releaseSlot(turn: Turn): Promise<void> {
-    if (turn.phase === 'released') return;
+    if (!turn.holdsSlot) return;
     const slot = turn.slot;
     if (slot === undefined) {
       // A turn whose task's creation was deferred took no slot (and, unwritten, left nothing to reap).
@@ -211,7 +218,7 @@ export class Scheduler {
       return;
     }
     const released =
-      turn.phase !== 'abandoned' &&
+      !turn.slotLeftToReaper &&
       (await retryUntilDone(() => releaseSlot(this.#store, slot), {
         log: this.#log,
         what: "release the turn's queue slot",
@@ -222,11 +229,19 @@ export class Scheduler {
     else this.#onAbandoned(slot);
   }
 
-  /** After the turn ran (or never could): releases its slot if its last commit did not, and settles it. */
+  /**
+   * After the turn ran (or never could): releases its slot if its last commit did not, and settles
+   * it. Runs on a chain no one awaits: whatever fails here is logged, and the turn is still
+   * settled and its `done` resolved, or a blocking send would hang and a drain wait for it.
+   */
   async #retire(turn: Turn): Promise<void> {
-    // Usually the commit that ended the turn released its slot; not when the turn never ran, its
-    // last write was refused (canceled meanwhile) or failed.
-    await this.#releaseSlot(turn);
+    try {
+      // Usually the commit that ended the turn released its slot; not when the turn never ran, its
+      // last write was refused (canceled meanwhile) or failed.
+      await this.#releaseSlot(turn);
+    } catch (error) {
+      this.#log.error({ err: error, taskId: turn.taskId }, "a2a: could not retire the turn's slot");
+    }
     this.#running.delete(turn);
     this.#registry.delete(turn);
     turn.unsubscribe?.();

@@ -12,6 +12,7 @@ import {
   toArtifact,
 } from '../executor.js';
 import { cloneJson } from '../json.js';
+import type { Logger } from '../logger.js';
 import {
   isFinalState,
   type Message,
@@ -23,13 +24,12 @@ import {
 import type { Caller } from '../protocol/context.js';
 import type { A2AStore } from '../store/index.js';
 import type { Events } from './events.js';
-import type { RuntimeLogger } from './options.js';
 import type { Turn } from './turn.js';
 
 /** What the runtime lends the context of each of its turns: one object per runtime, not closures per turn. */
 export interface TurnContextServices {
   readonly store: A2AStore;
-  readonly log: RuntimeLogger;
+  readonly log: Logger;
   readonly events: Events;
 }
 

@@ -94,51 +94,57 @@ function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
 }
 
 /**
- * Where a turn is in its life. One phase instead of a flag per fact: the facts (running, its end
- * staged, its slot released, its end given up) only ever change in the orders below.
+ * Where a turn is in its life. One phase instead of a flag per fact. A turn's end can be written
+ * from two chains at once (its own run, and a drain's or an unexpected failure's `closeTurn`),
+ * while the scheduler releases its slot alongside: every transition those races can make is legal
+ * here, and the ones that find the turn already past them are no-ops.
  *
  * ```
- *            start()               end staged
- *   queued ──────────▶ running ───────────────▶ ending
- *     │  ▲                ▲                        │
- *     │  └────────────────┴── end's commit failed ─┤   (#reopen: back to where it was)
- *     └──── end staged (failed before it ran) ────▶│
- *                                                  │ end written
- *                                                  ▼
- *   queued, running, ending ── slot released ──▶ released    (final: nothing more is written)
- *   queued, running, ending ── end given up ───▶ abandoned ──▶ released    (only when it holds
- *                                     no slot, or a commit carrying its end landed after all)
+ *              start()   end staged   end written   end failed       slotReleased()     abandon()
+ *  queued      running   ending       -             -                released           abandoned
+ *  running     throws    ending       -             -                released           abandoned
+ *  ending      throws    (dropped)    ended         back to where    ending; a failed   ending; a failed end
+ *                                                   it was staged    end goes back to   goes back to abandoned
+ *                                                   from (#reopen)   released           (unless to released)
+ *  ended       throws    (dropped)    -             -                no-op              no-op
+ *  released    throws    ending       -             -                no-op              no-op
+ *  abandoned   throws    ending       -             -                released           no-op
  * ```
  *
  * - `queued`: accepted (its message recorded, its slot taken), waiting for its slot to reach the
- *   head of its context's queue. A turn canceled or shut down meanwhile goes from here to
- *   `released` without running; one that fails before it runs stages its end from here.
+ *   head of its context's queue.
  * - `running`: the runner started it: the agent runs, its updates are staged and written.
  * - `ending`: the event that ends the turn (a final status, a turn end, a failure) is staged: later
  *   updates of the agent are dropped, since the context's next turn may already be running (on
- *   any worker). If the commit carrying it fails, the turn goes back to where it was, so its
- *   failure can still be recorded.
- * - `released`: the turn holds no slot any more (the commit that ended it released it, the
- *   scheduler did, or it never took one): nothing more of it is written.
+ *   any worker). If the commit carrying it fails, the turn goes back to the phase it was staged
+ *   from, so its failure can still be recorded; a slot released or an end given up meanwhile
+ *   changes that phase, not this one.
+ * - `ended`: the commit that wrote the end released the slot too (or the turn held none): nothing
+ *   more of it is written.
+ * - `released`: the scheduler released the slot (or the turn never took one) before an end was
+ *   written: a turn canceled or shut down before it ran, or one whose end was refused or failed.
+ *   The agent's late updates and a later attempt at the end are still written (the task may still
+ *   be `working`); nothing is left for the scheduler or the reaper to release.
  * - `abandoned`: its end could not be written before this worker's lease ran out: its slot is left
- *   to the reaper, which fails the task and releases it (a turn that holds no slot is released).
+ *   to the reaper, which fails the task and releases it. The agent's late updates and a later
+ *   attempt at the end are still written: the store may be back, and a written end releases the
+ *   slot itself. A release the scheduler started before the abandonment and that landed after it
+ *   makes the turn `released`.
  *
- * Each transition is a method; an illegal one throws (INTERNAL) rather than leave the turn in a
- * state no code expects.
+ * `start()` from anywhere but `queued` throws (INTERNAL): the runner starts a turn once, before
+ * anything else can move it.
  */
-export type TurnPhase = 'queued' | 'running' | 'ending' | 'released' | 'abandoned';
+export type TurnPhase = 'queued' | 'running' | 'ending' | 'ended' | 'released' | 'abandoned';
 
-const TRANSITIONS: Readonly<Record<TurnPhase, readonly TurnPhase[]>> = {
-  queued: ['running', 'ending', 'released', 'abandoned'],
-  running: ['ending', 'released', 'abandoned'],
-  ending: ['queued', 'running', 'released', 'abandoned'],
-  released: [],
-  abandoned: ['abandoned', 'released'],
-};
+/** The phases an end can be staged from, and that a failed end goes back to. */
+type OpenPhase = 'queued' | 'running' | 'released' | 'abandoned';
 
 /** What a turn is made from (see Intake). */
 export interface TurnOptions {
-  /** The id of the user message that started the turn (the store calls it the turn id). */
+  /**
+   * The id of the user message that started the turn: what the store contract names a turn by
+   * (`messageId`; only the SQL column and a stored `TurnEndEvent.turnId` keep the older word).
+   */
   readonly messageId: string;
   readonly message: Message;
   readonly isNewTask: boolean;
@@ -179,8 +185,8 @@ export class Turn {
   /** Resolves when the executor has returned and the turn's writes are done. */
   readonly done = new LazyDeferred<void>();
   #phase: TurnPhase = 'queued';
-  /** Where a turn whose end could not be written goes back to. */
-  #phaseBeforeEnd: 'queued' | 'running' = 'queued';
+  /** While `ending`: the phase the end was staged from, where the turn goes back if the end fails. */
+  #phaseBeforeEnd: OpenPhase = 'queued';
   #abortCause: AbortCause | undefined;
   #writeError: unknown;
   #waited = false;
@@ -260,46 +266,68 @@ export class Turn {
 
   /** queued → running: the runner starts the agent. */
   start(): void {
-    this.#to('running');
+    if (this.#phase !== 'queued') this.#refuse('running');
+    this.#phase = 'running';
   }
 
-  /** queued | running → ending: the event that ends the turn is staged. */
+  /** The end is staged: an open phase → ending (already ending or ended: nothing changes). */
   #stageEnd(): void {
     const from = this.#phase;
-    this.#to('ending');
-    if (from === 'queued' || from === 'running') this.#phaseBeforeEnd = from;
+    if (from === 'ending' || from === 'ended') return;
+    this.#phaseBeforeEnd = from;
+    this.#phase = 'ending';
   }
 
   /**
-   * ending → queued | running: the commit carrying the end failed; the turn is not over. Called
-   * from inside the pump, where a throw would be lost: a turn already past `ending` stays there.
+   * ending → the phase the end was staged from: the commit carrying it failed, the turn is not
+   * over, so a later attempt at the end (or the agent's failure) is still written.
    */
   #reopen(): void {
-    if (this.#phase === 'ending') this.#to(this.#phaseBeforeEnd);
+    if (this.#phase === 'ending') this.#phase = this.#phaseBeforeEnd;
   }
 
-  /** ending | abandoned → released: the commit that wrote the turn's end also released its slot (or it took none). */
+  /** ending → ended: the commit that wrote the turn's end also released its slot (or it took none). */
   #endWritten(): void {
-    if (this.#phase !== 'released') this.#to('released');
+    if (this.#phase === 'ending') this.#phase = 'ended';
   }
 
   /**
-   * → released: the turn holds no slot any more (released by the scheduler, or it never took
-   * one). Not from `abandoned` while it holds a slot: that slot is the reaper's.
+   * The scheduler released the turn's slot (or found it took none): queued, running, abandoned →
+   * released. Ending: the end's commit is in flight (the other chain staged it), and the turn goes
+   * back to released if it fails. Ended or released already: nothing changes.
    */
   slotReleased(): void {
-    if (this.#phase === 'abandoned' && this.#slot !== undefined) this.#refuse('released');
-    this.#to('released');
+    const phase = this.#phase;
+    if (phase === 'ending') this.#phaseBeforeEnd = 'released';
+    else if (phase === 'queued' || phase === 'running' || phase === 'abandoned') this.#phase = 'released';
   }
 
-  /** → abandoned: the turn's end could not be written before the lease ran out. */
+  /**
+   * The turn's end could not be written before the lease ran out, so its slot is left to the
+   * reaper: queued, running → abandoned. Ending: another attempt at the end is in flight, and the
+   * turn goes back to abandoned if it fails. A turn that holds no slot any more (ended, released)
+   * has nothing to leave to the reaper: nothing changes.
+   */
   abandon(): void {
-    this.#to('abandoned');
+    const phase = this.#phase;
+    if (phase === 'ending') {
+      if (this.#phaseBeforeEnd !== 'released') this.#phaseBeforeEnd = 'abandoned';
+    } else if (phase === 'queued' || phase === 'running') this.#phase = 'abandoned';
   }
 
-  #to(next: TurnPhase): void {
-    if (!TRANSITIONS[this.#phase].includes(next)) this.#refuse(next);
-    this.#phase = next;
+  /**
+   * The scheduler still has to release the turn's slot or hand it to the reaper: no commit that
+   * wrote its end released it, and the scheduler did not either. True as well for a turn whose
+   * creation is deferred and that took no slot yet (the scheduler then just notes it).
+   */
+  get holdsSlot(): boolean {
+    const phase = this.#phase === 'ending' ? this.#phaseBeforeEnd : this.#phase;
+    return phase === 'queued' || phase === 'running' || phase === 'abandoned';
+  }
+
+  /** Its end was given up on while it held its slot: the slot is the reaper's (see {@link abandon}). */
+  get slotLeftToReaper(): boolean {
+    return (this.#phase === 'ending' ? this.#phaseBeforeEnd : this.#phase) === 'abandoned';
   }
 
   #refuse(next: TurnPhase): never {
@@ -319,12 +347,13 @@ export class Turn {
    * to the agent) and queues them. Updates that queue up while a write is in flight go to the
    * store together in the next commit: one round trip for a burst of artifact chunks. Resolves
    * with true once written, false if dropped because the task became terminal meanwhile (a cancel
-   * from any worker); undefined when there was nothing to write (the turn is ending or over, or
-   * the task is already terminal).
+   * from any worker); undefined when there was nothing to write (the turn's end is staged or
+   * written, or the task is already terminal). A turn released or abandoned before its end was
+   * written still writes: its task may still be `working` (see {@link TurnPhase}).
    */
   stage(build: (projected: Task) => TaskEvent[] | undefined): Promise<boolean> | undefined {
     const phase = this.#phase;
-    if ((phase !== 'queued' && phase !== 'running') || isTerminalState(this.projected.status.state)) return undefined;
+    if (phase === 'ending' || phase === 'ended' || isTerminalState(this.projected.status.state)) return undefined;
     const events = build(this.projected);
     if (events === undefined || events.length === 0) return undefined;
     this.projected = projectStatus(this.projected, events);
@@ -366,7 +395,7 @@ export class Turn {
         for (const waiter of waiters) waiter.reject(error);
         if (this.#creation !== undefined && A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE') {
           // Another turn recorded this message first: it is the message's turn, this one stops.
-          if (this.#phase === 'queued' || this.#phase === 'running') this.#stageEnd();
+          this.#stageEnd();
           for (const waiter of this.#waiters) waiter.reject(error);
           this.#queue = [];
           this.#waiters = [];

@@ -3,11 +3,17 @@
  * store (`@fastify-a2a/store-memory`, a dev-only dependency of core), and no HTTP binding in between.
  */
 
+import { randomUUID } from 'node:crypto';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { afterEach } from 'vitest';
 import type { AgentExecutorLike } from '../../src/executor.js';
+import type { Logger } from '../../src/logger.js';
 import type { Message, Part, Task } from '../../src/model/types.js';
-import { A2ARuntime, type A2ARuntimeOptions, type RuntimeLogger } from '../../src/runtime.js';
+import { callContext } from '../../src/protocol/context.js';
+import { Events } from '../../src/runtime/events.js';
+import { Intake } from '../../src/runtime/intake.js';
+import type { Turn } from '../../src/runtime/turn.js';
+import { A2ARuntime, type A2ARuntimeOptions } from '../../src/runtime.js';
 
 let counter = 0;
 export const nextId = (prefix = 'm'): string => `${prefix}-${Date.now().toString(36)}-${++counter}`;
@@ -76,8 +82,8 @@ export interface LogLine {
   msg: string | undefined;
 }
 
-/** A RuntimeLogger that keeps what it is given, for tests that check what a part logs. */
-export function recordingLogger(): RuntimeLogger & { lines: LogLine[] } {
+/** A Logger that keeps what it is given, for tests that check what a part logs. */
+export function recordingLogger(): Logger & { lines: LogLine[] } {
   const lines: LogLine[] = [];
   const at =
     (level: LogLine['level']) =>
@@ -94,4 +100,30 @@ export function gate<T = void>(): { promise: Promise<T>; open: (value: T) => voi
     open = resolve;
   });
   return { promise, open };
+}
+
+/**
+ * A turn of worker `w` as intake makes it (its task and slot in `store`), handed to `schedule`
+ * (nothing runs it unless that does).
+ */
+export async function acceptedTurn(
+  store: MemoryStore = new MemoryStore(),
+  schedule: (turn: Turn) => void = () => {},
+): Promise<Turn> {
+  let accepted: Turn | undefined;
+  const intake = new Intake({
+    store,
+    events: new Events(Date.now, randomUUID),
+    log: recordingLogger(),
+    workerId: 'w',
+    scheduler: {
+      schedule: (turn) => {
+        accepted = turn;
+        schedule(turn);
+      },
+    },
+  });
+  await intake.accept({ message: userMessage('hello') }, callContext());
+  if (accepted === undefined) throw new Error('intake scheduled no turn');
+  return accepted;
 }
