@@ -23,6 +23,7 @@ import type {
   TaskQueryParams,
   TaskState,
 } from '@fastify-a2a/core';
+import { JsonRpcErrorCode } from '@fastify-a2a/core';
 import { waitFor } from '../helpers.js';
 import { sendRequestTo, sendResultFrom, streamItemFrom, taskFrom } from './proto-json.js';
 import * as v1 from './proto-json-1.0.js';
@@ -219,6 +220,29 @@ export function waitForState(client: ProtocolClient, id: string, state: TaskStat
     },
     timeoutMs,
     `task ${id} to be ${state}`,
+  );
+}
+
+/**
+ * As waitForState, for the task of a blocking send: the server may write that task only with the
+ * agent's first updates (A2ARuntimeOptions.createTaskBeforeRun), after the agent already knows its
+ * id, so "not found" (-32001) means "not written yet" until it reaches `state`. Any other error fails.
+ */
+export function waitForBlockingSendState(
+  client: ProtocolClient,
+  id: string,
+  state: TaskState,
+  timeoutMs = 5000,
+): Promise<Task> {
+  return waitFor(
+    async () => {
+      const outcome = await client.getTask({ id });
+      if (!outcome.ok && outcome.code === JsonRpcErrorCode.TaskNotFound) return undefined;
+      const task = ok(outcome);
+      return task.status.state === state ? task : undefined;
+    },
+    timeoutMs,
+    `task ${id} to be written and ${state}`,
   );
 }
 

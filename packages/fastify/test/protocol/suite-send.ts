@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { echoAgent } from '../../../../test-support/agents.js';
 import { asTask, nextId, textParts, userMessage, waitFor } from '../helpers.js';
-import { ok, waitForState } from './client.js';
+import { ok, waitForBlockingSendState, waitForState } from './client.js';
 import { gate, type SuiteContext, waitForAbort } from './suite-context.js';
 
 export function sendScenarios({ serve }: SuiteContext): void {
@@ -206,7 +206,8 @@ export function sendScenarios({ serve }: SuiteContext): void {
       });
       const pending = client.sendMessage({ message: userMessage('x') });
       const id = await waitFor(() => taskId, 5000, 'the turn to start');
-      await waitForState(client, id, 'working');
+      // The agent knows its task id before the task is written (a blocking send defers that).
+      await waitForBlockingSendState(client, id, 'working');
       ok(await client.cancelTask({ id }));
       const task = asTask(ok(await pending));
       expect(task.id).toBe(id);
