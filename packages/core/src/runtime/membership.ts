@@ -194,7 +194,7 @@ export class Membership {
       } catch (error) {
         // The store already holds the new incarnation, so no later joinWorker returns this turn, and
         // a rejected join would fail start() for good: the turn is this worker id's, so reap it like
-        // an abandoned one of its own, retried at each renewal while its ticket is still queued.
+        // an abandoned one of its own, retried at each renewal while its slot is still queued.
         this.#log.warn(
           { err: error, taskId: slot.taskId },
           "a2a: could not fail a turn of this worker id's previous process; retrying",

@@ -18,8 +18,8 @@ export interface OperatorActionsOptions {
   readonly abortTask: (taskId: string) => void;
 }
 
-/** The tickets queued in the store, from every worker's lease (stores with `supports.cluster`). */
-async function queuedTickets(store: A2AStore): Promise<QueueSlot[]> {
+/** The slots queued in the store, from every worker's lease (stores with `supports.cluster`). */
+async function queuedSlots(store: A2AStore): Promise<QueueSlot[]> {
   if (store.supports.cluster !== true || store.listWorkers === undefined) {
     throw new A2AError(
       'UNSUPPORTED_OPERATION',
@@ -61,14 +61,14 @@ export class OperatorActions {
 
   /**
    * Fails a turn that does not end by itself: the task moves to `failed` with `reason`, and its
-   * queued tickets are released, so the next turn of its context may start. The worker running it,
+   * queued slots are released, so the next turn of its context may start. The worker running it,
    * if any, sees the final state and aborts.
    * @throws {A2AError} TASK_NOT_FOUND, or TASK_NOT_CANCELABLE for a task already in a final state.
    */
   async failTurn(taskId: string, reason: string): Promise<Task> {
     const writer = await this.#writer(taskId);
-    const tickets = (await queuedTickets(this.#store)).filter((ticket) => ticket.taskId === taskId);
-    const [first, ...rest] = tickets;
+    const slots = (await queuedSlots(this.#store)).filter((slot) => slot.taskId === taskId);
+    const [first, ...rest] = slots;
     await writer.commit(
       (task) => {
         if (isFinalState(task.status.state)) {
@@ -82,23 +82,23 @@ export class OperatorActions {
       },
       { releaseSlot: first },
     );
-    for (const ticket of rest) await releaseSlot(this.#store, ticket);
+    for (const slot of rest) await releaseSlot(this.#store, slot);
     this.#abortTask(taskId);
     return writer.task;
   }
 
   /**
-   * Releases the slot at the head of the context's queue (or the ticket at `position`): the turn
+   * Releases the slot at the head of the context's queue (or the slot at `position`): the turn
    * holding it is forgotten by the queue, so the one behind it may start. The task is left as it is.
-   * @returns the released ticket.
-   * @throws {A2AError} TASK_NOT_FOUND (naming the context) when no such ticket is queued.
+   * @returns the released slot.
+   * @throws {A2AError} TASK_NOT_FOUND (naming the context) when no such slot is queued.
    */
   async releaseSlot(contextId: string, position?: number): Promise<QueueSlot> {
-    const tickets = (await queuedTickets(this.#store))
-      .filter((ticket) => ticket.contextId === contextId)
+    const slots = (await queuedSlots(this.#store))
+      .filter((slot) => slot.contextId === contextId)
       .sort((a, b) => a.position - b.position);
-    const ticket = position === undefined ? tickets[0] : tickets.find((t) => t.position === position);
-    if (ticket === undefined) {
+    const slot = position === undefined ? slots[0] : slots.find((t) => t.position === position);
+    if (slot === undefined) {
       throw new A2AError(
         'TASK_NOT_FOUND',
         position === undefined
@@ -107,8 +107,8 @@ export class OperatorActions {
         { data: { contextId } },
       );
     }
-    await releaseSlot(this.#store, ticket);
-    return ticket;
+    await releaseSlot(this.#store, slot);
+    return slot;
   }
 
   /**

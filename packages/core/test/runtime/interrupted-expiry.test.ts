@@ -118,11 +118,11 @@ describe('interruptedExpiry', () => {
     expect((await runtime.getTask({ id: repaused.id })).status.state).toBe('input-required');
   });
 
-  it('expires a task whose follow-up lost its ticket (its turn never runs), rather than keep it for good', async () => {
+  it('expires a task whose follow-up lost its slot (its turn never runs), rather than keep it for good', async () => {
     const { clock, store, worker } = setUp();
     const runtime = worker();
     const waiting = asTask(await runtime.sendMessage({ message: userMessage('ask') }));
-    // The follow-up's ticket, taken in its commit, is then released without the turn running
+    // The follow-up's slot, taken in its commit, is then released without the turn running
     // (an operator's releaseSlot, say).
     const record = await store.getTask(waiting.id);
     const followUp: Message = userMessage('red', { taskId: waiting.id, contextId: waiting.contextId });

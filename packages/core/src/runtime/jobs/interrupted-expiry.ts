@@ -9,7 +9,7 @@
  * Across workers: each expiry is one version-checked commit of the version the sweep read, so of
  * two workers sweeping at once one writes and the other's commit is refused and skipped, and a
  * task answered (or canceled) since the read is left alone. A follow-up message already recorded
- * for the task, whose turn has not started yet (its ticket still queued), also spares it: the
+ * for the task, whose turn has not started yet (its slot still queued), also spares it: the
  * answer came in time.
  */
 
@@ -57,12 +57,12 @@ export class InterruptedExpiry {
     const before = Math.floor(this.#clock() - this.#ttlMs);
     const due = await listInterrupted.call(this.#store, { before, limit: SWEEP_BATCH });
     let expired = 0;
-    // Read after the tasks: a ticket queued or finished since then came with a commit of its task,
+    // Read after the tasks: a slot queued or finished since then came with a commit of its task,
     // so that task's expiry is refused as a version conflict.
     let queued: Promise<Set<string> | undefined> | undefined;
     const hasQueuedTurn = async (taskId: string): Promise<boolean> => {
       queued ??= this.#queuedTaskIds();
-      // A store that does not list tickets: assume the follow-up's turn will run.
+      // A store that does not list slots: assume the follow-up's turn will run.
       return (await queued)?.has(taskId) ?? true;
     };
     for (const record of due) if (await this.#expire(record, before, hasQueuedTurn)) expired++;
@@ -79,7 +79,7 @@ export class InterruptedExpiry {
     };
   }
 
-  /** Tasks with a turn ticket queued; `undefined` where the store does not list them. */
+  /** Tasks with a turn slot queued; `undefined` where the store does not list them. */
   async #queuedTaskIds(): Promise<Set<string> | undefined> {
     if (this.#store.supports.cluster !== true || this.#store.listWorkers === undefined) return undefined;
     const workers = await this.#store.listWorkers();
@@ -95,8 +95,8 @@ export class InterruptedExpiry {
     const { state } = task.status;
     if (!INTERRUPTED_STATES.has(state) || statusTimestampOf(task) >= before) return false;
     // The last event is a message when a follow-up was recorded after the pause: its turn will
-    // run, as long as its ticket is queued (it is taken in the follow-up's commit). A follow-up
-    // whose ticket is gone (released by an operator, say) never runs: sparing it would keep the
+    // run, as long as its slot is queued (it is taken in the follow-up's commit). A follow-up
+    // whose slot is gone (released by an operator, say) never runs: sparing it would keep the
     // task for good, and each sweep would read the same oldest tasks again.
     const [last] = await this.#store.readEvents(task.id, version - 1, 1);
     if (last?.event.kind === 'message' && (await hasQueuedTurn(task.id))) return false;
