@@ -34,8 +34,22 @@ const freeObject = { type: 'object' } as const;
 const extension0_3 = {
   type: 'object',
   required: ['uri'],
-  properties: { uri: { type: 'string' }, description: { type: 'string' }, required: { type: 'boolean' }, params: freeObject },
+  properties: {
+    uri: { type: 'string' },
+    description: { type: 'string' },
+    required: { type: 'boolean' },
+    params: freeObject,
+  },
 } as const;
+
+/** The members a 0.3 security scheme of one `type` must have (JSON Schema's `if`/`then`). */
+function requiredWhenTypeIs(type: string, required: string[]) {
+  return {
+    if: { properties: { type: { const: type } } },
+    // biome-ignore lint/suspicious/noThenProperty: JSON Schema's `then` keyword, in a schema ajv compiles; never awaited.
+    then: { required },
+  };
+}
 
 /** 0.3 §5.5.2.1: an OpenAPI security scheme object, its members by `type`. */
 const securityScheme0_3 = {
@@ -52,10 +66,10 @@ const securityScheme0_3 = {
     openIdConnectUrl: { type: 'string', format: 'uri' },
   },
   allOf: [
-    { if: { properties: { type: { const: 'apiKey' } } }, then: { required: ['name', 'in'] } },
-    { if: { properties: { type: { const: 'http' } } }, then: { required: ['scheme'] } },
-    { if: { properties: { type: { const: 'oauth2' } } }, then: { required: ['flows'] } },
-    { if: { properties: { type: { const: 'openIdConnect' } } }, then: { required: ['openIdConnectUrl'] } },
+    requiredWhenTypeIs('apiKey', ['name', 'in']),
+    requiredWhenTypeIs('http', ['scheme']),
+    requiredWhenTypeIs('oauth2', ['flows']),
+    requiredWhenTypeIs('openIdConnect', ['openIdConnectUrl']),
   ],
 } as const;
 

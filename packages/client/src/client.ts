@@ -160,13 +160,11 @@ export async function connect(reference: string, options: ConnectOptions = {}): 
     fresh: options.freshCard,
     timeoutMs: options.timeoutMs,
     cardCheck: options.cardCheck,
-  }).catch(
-    (error: unknown) => {
-      // No client is returned to redact with: the credentials read for the card are redacted here.
-      if (error instanceof Error) error.message = http.headers.redact(error.message);
-      throw error;
-    },
-  );
+  }).catch((error: unknown) => {
+    // No client is returned to redact with: the credentials read for the card are redacted here.
+    if (error instanceof Error) error.message = http.headers.redact(error.message);
+    throw error;
+  });
   const endpoint = selectEndpoint(resolved, options);
   const schemes = (resolved.card.securitySchemes ?? {}) as Record<string, Json>;
   for (const scheme of Object.values(schemes)) {

@@ -8,6 +8,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { validateAgentCard } from '../src/card-schema.js';
 import { a2a, ensureBuilt } from './cli-process.js';
 import { type Served, serve } from './helpers.js';
 
@@ -184,7 +185,12 @@ describe('card get --validate: broken cards', () => {
     const { json } = await violationsOf(served('broken-0-3', card), ['--a2a-version', '0.3']);
     expect(json).toEqual([
       { version: '0.3', pointer: '/skills', rule: 'required', message: 'is required' },
-      { version: '0.3', pointer: '/additionalInterfaces/0/url', rule: 'format:uri', message: 'must be an absolute URL' },
+      {
+        version: '0.3',
+        pointer: '/additionalInterfaces/0/url',
+        rule: 'format:uri',
+        message: 'must be an absolute URL',
+      },
     ]);
   });
 
@@ -194,5 +200,32 @@ describe('card get --validate: broken cards', () => {
     expect(json).toEqual([
       { version: '1.0', pointer: '/supportedInterfaces/0/protocolVersion', rule: 'required', message: 'is required' },
     ]);
+  });
+});
+
+describe('validateAgentCard: security schemes', () => {
+  it('a 0.3 scheme needs the members of its type', () => {
+    const card = { ...card0_3(), securitySchemes: { key: { type: 'apiKey', name: 'X-Key' } } };
+    expect(validateAgentCard(card)).toEqual([
+      { version: '0.3', pointer: '/securitySchemes/key/in', rule: 'required', message: 'is required' },
+    ]);
+  });
+
+  it('a 1.0 scheme is exactly one kind', () => {
+    const card = { ...card1_0(), securitySchemes: { key: { description: 'no kind' } } };
+    expect(validateAgentCard(card)).toEqual([
+      {
+        version: '1.0',
+        pointer: '/securitySchemes/key',
+        rule: 'oneOf',
+        message:
+          'must have exactly one of apiKeySecurityScheme, httpAuthSecurityScheme, oauth2SecurityScheme, openIdConnectSecurityScheme, mtlsSecurityScheme',
+      },
+    ]);
+    const valid = {
+      ...card1_0(),
+      securitySchemes: { key: { apiKeySecurityScheme: { location: 'header', name: 'X-Key' } } },
+    };
+    expect(validateAgentCard(valid)).toEqual([]);
   });
 });

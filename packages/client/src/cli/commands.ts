@@ -496,7 +496,8 @@ function reportViolations(ctx: Context, value: unknown, source: string): Json {
     if (ctx.format === 'text' && A2AClientError.is(error) && Array.isArray(error.data)) {
       ctx.printer.field('Card URL', source);
       ctx.printer.field('Valid', false);
-      for (const violation of error.data as CardViolation[]) ctx.printer.field('Violation', describeViolation(violation));
+      for (const violation of error.data as CardViolation[])
+        ctx.printer.field('Violation', describeViolation(violation));
     }
     throw error;
   }
