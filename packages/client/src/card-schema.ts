@@ -28,10 +28,11 @@ export type CardSchemaVersion = '1.0' | '0.3';
 
 const stringList = { type: 'array', items: { type: 'string' } } as const;
 const freeObject = { type: 'object' } as const;
+const absoluteUrl = { type: 'string', format: 'uri' } as const;
 
 // ---- A2A 0.3 §5.5 ----
 
-const extension0_3 = {
+const extension = {
   type: 'object',
   required: ['uri'],
   properties: {
@@ -63,7 +64,7 @@ const securityScheme0_3 = {
     scheme: { type: 'string' },
     bearerFormat: { type: 'string' },
     flows: freeObject,
-    openIdConnectUrl: { type: 'string', format: 'uri' },
+    openIdConnectUrl: absoluteUrl,
   },
   allOf: [
     requiredWhenTypeIs('apiKey', ['name', 'in']),
@@ -73,20 +74,38 @@ const securityScheme0_3 = {
   ],
 } as const;
 
-const skill0_3 = {
-  type: 'object',
-  required: ['id', 'name', 'description', 'tags'],
-  properties: {
-    id: { type: 'string' },
-    name: { type: 'string' },
-    description: { type: 'string' },
-    tags: stringList,
-    examples: stringList,
-    inputModes: stringList,
-    outputModes: stringList,
-    security: { type: 'array', items: { type: 'object', additionalProperties: stringList } },
-  },
-} as const;
+/** AgentCapabilities: the same in both versions but for one flag (0.3 §5.5.2, 1.0 §4.4.3). */
+function capabilitiesWith(flag: 'stateTransitionHistory' | 'extendedAgentCard') {
+  return {
+    type: 'object',
+    properties: {
+      streaming: { type: 'boolean' },
+      pushNotifications: { type: 'boolean' },
+      [flag]: { type: 'boolean' },
+      extensions: { type: 'array', items: extension },
+    },
+  } as const;
+}
+
+/** AgentSkill: the same in both versions but for the member naming its security (0.3 §5.5.4, 1.0 §4.4.5). */
+function skillWith(securityMember: 'security' | 'securityRequirements', securitySchema: object) {
+  return {
+    type: 'object',
+    required: ['id', 'name', 'description', 'tags'],
+    properties: {
+      id: { type: 'string' },
+      name: { type: 'string' },
+      description: { type: 'string' },
+      tags: stringList,
+      examples: stringList,
+      inputModes: stringList,
+      outputModes: stringList,
+      [securityMember]: securitySchema,
+    },
+  } as const;
+}
+
+const security0_3 = { type: 'array', items: { type: 'object', additionalProperties: stringList } } as const;
 
 const signature = {
   type: 'object',
@@ -97,7 +116,7 @@ const signature = {
 const provider = {
   type: 'object',
   required: ['organization', 'url'],
-  properties: { organization: { type: 'string' }, url: { type: 'string', format: 'uri' } },
+  properties: { organization: { type: 'string' }, url: absoluteUrl },
 } as const;
 
 export const agentCardSchema0_3 = {
@@ -117,34 +136,26 @@ export const agentCardSchema0_3 = {
     protocolVersion: { type: 'string' },
     name: { type: 'string' },
     description: { type: 'string' },
-    url: { type: 'string', format: 'uri' },
+    url: absoluteUrl,
     preferredTransport: { type: 'string' },
     additionalInterfaces: {
       type: 'array',
       items: {
         type: 'object',
         required: ['url', 'transport'],
-        properties: { url: { type: 'string', format: 'uri' }, transport: { type: 'string' } },
+        properties: { url: absoluteUrl, transport: { type: 'string' } },
       },
     },
-    iconUrl: { type: 'string', format: 'uri' },
+    iconUrl: absoluteUrl,
     provider,
     version: { type: 'string' },
-    documentationUrl: { type: 'string', format: 'uri' },
-    capabilities: {
-      type: 'object',
-      properties: {
-        streaming: { type: 'boolean' },
-        pushNotifications: { type: 'boolean' },
-        stateTransitionHistory: { type: 'boolean' },
-        extensions: { type: 'array', items: extension0_3 },
-      },
-    },
+    documentationUrl: absoluteUrl,
+    capabilities: capabilitiesWith('stateTransitionHistory'),
     securitySchemes: { type: 'object', additionalProperties: securityScheme0_3 },
-    security: { type: 'array', items: { type: 'object', additionalProperties: stringList } },
+    security: security0_3,
     defaultInputModes: stringList,
     defaultOutputModes: stringList,
-    skills: { type: 'array', items: skill0_3 },
+    skills: { type: 'array', items: skillWith('security', security0_3) },
     supportsAuthenticatedExtendedCard: { type: 'boolean' },
     signatures: { type: 'array', items: signature },
   },
@@ -172,13 +183,13 @@ const securityScheme1_0 = {
       properties: {
         description: { type: 'string' },
         flows: freeObject,
-        oauth2MetadataUrl: { type: 'string', format: 'uri' },
+        oauth2MetadataUrl: absoluteUrl,
       },
     },
     openIdConnectSecurityScheme: {
       type: 'object',
       required: ['openIdConnectUrl'],
-      properties: { description: { type: 'string' }, openIdConnectUrl: { type: 'string', format: 'uri' } },
+      properties: { description: { type: 'string' }, openIdConnectUrl: absoluteUrl },
     },
     mtlsSecurityScheme: { type: 'object', properties: { description: { type: 'string' } } },
   },
@@ -227,7 +238,7 @@ export const agentCardSchema1_0 = {
         type: 'object',
         required: ['url', 'protocolBinding', 'protocolVersion'],
         properties: {
-          url: { type: 'string', format: 'uri' },
+          url: absoluteUrl,
           protocolBinding: { type: 'string', format: 'a2a-binding' },
           tenant: { type: 'string' },
           protocolVersion: { type: 'string' },
@@ -236,39 +247,15 @@ export const agentCardSchema1_0 = {
     },
     provider,
     version: { type: 'string' },
-    documentationUrl: { type: 'string', format: 'uri' },
-    capabilities: {
-      type: 'object',
-      properties: {
-        streaming: { type: 'boolean' },
-        pushNotifications: { type: 'boolean' },
-        extendedAgentCard: { type: 'boolean' },
-        extensions: { type: 'array', items: extension0_3 },
-      },
-    },
+    documentationUrl: absoluteUrl,
+    capabilities: capabilitiesWith('extendedAgentCard'),
     securitySchemes: { type: 'object', additionalProperties: securityScheme1_0 },
     securityRequirements: securityRequirements1_0,
     defaultInputModes: stringList,
     defaultOutputModes: stringList,
-    skills: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'name', 'description', 'tags'],
-        properties: {
-          id: { type: 'string' },
-          name: { type: 'string' },
-          description: { type: 'string' },
-          tags: stringList,
-          examples: stringList,
-          inputModes: stringList,
-          outputModes: stringList,
-          securityRequirements: securityRequirements1_0,
-        },
-      },
-    },
+    skills: { type: 'array', items: skillWith('securityRequirements', securityRequirements1_0) },
     signatures: { type: 'array', items: signature },
-    iconUrl: { type: 'string', format: 'uri' },
+    iconUrl: absoluteUrl,
   },
 } as const;
 
