@@ -133,7 +133,10 @@ export function checkCard(value: unknown, source: string): Json {
   return card;
 }
 
-function parseCard(text: string, contentType: string | null, source: string): ResolvedCard {
+/** Checks a parsed card and returns it, or throws a `card-invalid` error naming what is wrong. */
+export type CardCheck = (value: unknown, source: string) => Json;
+
+function parseCard(text: string, contentType: string | null, source: string, check: CardCheck): ResolvedCard {
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -142,7 +145,7 @@ function parseCard(text: string, contentType: string | null, source: string): Re
     const what = type ? `a ${type} document` : 'something';
     throw new A2AClientError('card-invalid', `${source} answered ${what} that is not JSON: no A2A agent card there.`);
   }
-  const card = checkCard(json, source);
+  const card = check(json, source);
   return { card, source, endpoints: endpointsOf(card) };
 }
 
@@ -179,10 +182,18 @@ export interface ResolveOptions {
   fresh?: boolean;
   timeoutMs?: number | undefined;
   signal?: AbortSignal | undefined;
+  /** How the card read is checked: `checkCardSchema` holds it to the full schema. @default checkCard */
+  cardCheck?: CardCheck | undefined;
 }
 
 /** Reads the card a reference names. */
 export async function resolveCard(reference: string, options: ResolveOptions): Promise<ResolvedCard> {
+  const check = options.cardCheck ?? checkCard;
+  // A cached card passed the check it was read with, which may be laxer than this call's.
+  const rechecked = (cached: ResolvedCard) => {
+    check(cached.card, cached.source);
+    return cached;
+  };
   if (isFileReference(reference)) {
     const path = reference.startsWith('file://') ? fileURLToPath(reference) : reference;
     let text: string;
@@ -194,19 +205,19 @@ export async function resolveCard(reference: string, options: ResolveOptions): P
         `Could not read the agent card file ${path}: ${(error as Error).message}`,
       );
     }
-    return parseCard(text, 'application/json', path);
+    return parseCard(text, 'application/json', path, check);
   }
   const scope = new CallScope({ timeoutMs: options.timeoutMs, signal: options.signal });
   const tried: string[] = [];
   for (const url of cardUrls(reference)) {
     const cached = cache.get(url);
-    if (cached && !options.fresh && cached.freshUntil > Date.now()) return cached.card;
+    if (cached && !options.fresh && cached.freshUntil > Date.now()) return rechecked(cached.card);
     const headers: Record<string, string> = { accept: 'application/json' };
     if (cached?.etag) headers['if-none-match'] = cached.etag;
     const response = await options.http.send({ method: 'GET', url, headers }, scope);
     if (response.status === 304 && cached) {
       cached.freshUntil = Date.now() + (freshness(response.headers.get('cache-control')) ?? 0);
-      return cached.card;
+      return rechecked(cached.card);
     }
     if (response.status === 404 || response.status === 405 || response.status === 410) {
       tried.push(`${url} (${response.status})`);
@@ -226,7 +237,7 @@ export async function resolveCard(reference: string, options: ResolveOptions): P
         status: response.status,
       });
     }
-    const card = parseCard(response.text, response.headers.get('content-type'), url);
+    const card = parseCard(response.text, response.headers.get('content-type'), url, check);
     const maxAge = freshness(response.headers.get('cache-control'));
     if (maxAge !== undefined) {
       if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value as string);

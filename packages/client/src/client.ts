@@ -27,6 +27,7 @@ import {
 } from '@fastify-a2a/core/protocol';
 import {
   type AgentEndpoint,
+  type CardCheck,
   type Json,
   type ResolvedCard,
   resolveCard,
@@ -48,6 +49,8 @@ export interface ConnectOptions extends Credentials, SelectOptions {
   maxEventBytes?: number | undefined;
   /** Skip the card cache. */
   freshCard?: boolean | undefined;
+  /** How the card is checked before use (`checkCardSchema`: the full schema). @default checkCard */
+  cardCheck?: CardCheck | undefined;
   /** One redacted line per request, retry and resume. */
   debug?: ((line: string) => void) | undefined;
   fetch?: typeof fetch | undefined;
@@ -152,13 +155,16 @@ export function connectEndpoint(endpoint: AgentEndpoint, options: ConnectOptions
 /** Connects to the agent a reference names (see `card.ts` for the forms), ready to call. */
 export async function connect(reference: string, options: ConnectOptions = {}): Promise<A2AClient> {
   const http = httpClient(options);
-  const resolved = await resolveCard(reference, { http, fresh: options.freshCard, timeoutMs: options.timeoutMs }).catch(
-    (error: unknown) => {
-      // No client is returned to redact with: the credentials read for the card are redacted here.
-      if (error instanceof Error) error.message = http.headers.redact(error.message);
-      throw error;
-    },
-  );
+  const resolved = await resolveCard(reference, {
+    http,
+    fresh: options.freshCard,
+    timeoutMs: options.timeoutMs,
+    cardCheck: options.cardCheck,
+  }).catch((error: unknown) => {
+    // No client is returned to redact with: the credentials read for the card are redacted here.
+    if (error instanceof Error) error.message = http.headers.redact(error.message);
+    throw error;
+  });
   const endpoint = selectEndpoint(resolved, options);
   const schemes = (resolved.card.securitySchemes ?? {}) as Record<string, Json>;
   for (const scheme of Object.values(schemes)) {

@@ -19,7 +19,8 @@ import {
   type TaskPushNotificationConfig,
   type TaskState,
 } from '@fastify-a2a/core/protocol';
-import { type AgentEndpoint, checkCard, endpointsOf } from '../card.js';
+import type { AgentEndpoint, CardCheck, Json } from '../card.js';
+import { type CardViolation, checkCardSchema, describeViolation } from '../card-schema.js';
 import { type A2AClient, type ConnectOptions, connect, connectEndpoint, endsStream } from '../client.js';
 import { A2AClientError } from '../errors.js';
 import { insecureFetch } from '../insecure-fetch.js';
@@ -76,7 +77,10 @@ function storedCredential(ctx: Context, reference: string | undefined): StoredCr
   return stored;
 }
 
-export async function client(ctx: Context, options: { reference?: string | undefined } = {}): Promise<A2AClient> {
+export async function client(
+  ctx: Context,
+  options: { reference?: string | undefined; cardCheck?: CardCheck | undefined } = {},
+): Promise<A2AClient> {
   const { values } = ctx;
   const stored = storedCredential(ctx, options.reference ?? ctx.reference);
   const transports = list(values, 'transport').map(binding);
@@ -95,6 +99,7 @@ export async function client(ctx: Context, options: { reference?: string | undef
     debug: values.debug ? (line) => ctx.stderr.write(`[debug] ${line}\n`) : undefined,
     // This client alone skips verification: the process (and Node's own warning) stay untouched.
     fetch: values.insecure === true ? insecureFetch : undefined,
+    cardCheck: options.cardCheck,
   };
   const endpointUrl = str(values, 'endpoint');
   const tenant = str(values, 'tenant');
@@ -480,20 +485,37 @@ export async function pushConfig(ctx: Context, parsed: Parsed, action: string): 
 
 // ---- card ----
 
+/**
+ * The full-schema check of `--validate`. In text, each violation is a `Violation:` field on stdout
+ * (the error's one line goes to stderr); in json the error envelope carries them (`violations`).
+ */
+function reportViolations(ctx: Context, value: unknown, source: string): Json {
+  try {
+    return checkCardSchema(value, source);
+  } catch (error) {
+    if (ctx.format === 'text' && A2AClientError.is(error) && Array.isArray(error.data)) {
+      ctx.printer.field('Card URL', source);
+      ctx.printer.field('Valid', false);
+      for (const violation of error.data as CardViolation[])
+        ctx.printer.field('Violation', describeViolation(violation));
+    }
+    throw error;
+  }
+}
+
 export async function cardGet(ctx: Context, parsed: Parsed): Promise<void> {
   const reference = parsed.positionals[0] ?? ctx.reference;
   if (reference === undefined) throw new UsageError('Give the agent: a2a card get <url> (or -a <url>).');
-  const agent = await client(ctx, { reference });
+  const validate = ctx.values.validate === true;
+  // --validate holds the card to its versions' schemas before anything else reads it, so a broken
+  // card is reported rule by rule rather than by the first thing that trips over it.
+  const cardCheck = validate ? (value: unknown, source: string) => reportViolations(ctx, value, source) : undefined;
+  const agent = await client(ctx, { reference, cardCheck });
   let card = agent.card;
   if (ctx.values.extended === true) {
     requireCapability(agent, 'extendedAgentCard', 'card get --extended');
     card = await agent.getExtendedCard({ signal: ctx.signal, timeoutMs: ctx.timeoutMs });
-  }
-  if (ctx.values.validate === true) {
-    checkCard(card, agent.resolvedCard.source);
-    if (endpointsOf(card).length === 0) {
-      throw new A2AClientError('card-invalid', `${agent.resolvedCard.source} declares no interface.`);
-    }
+    if (cardCheck) cardCheck(card, `${agent.resolvedCard.source} (extended card)`);
   }
   if (ctx.format !== 'text') {
     ctx.printer.document(card);

@@ -4,10 +4,18 @@
  * one exit status (§9.6: 1 failure, 2 usage, 3 unreachable, 4 authentication, 5 timeout).
  */
 
+import type { CardViolation } from '../card-schema.js';
 import { A2AClientError } from '../errors.js';
 
 export interface ErrorEnvelope {
-  error: { code: string; message: string; hint: string | null; a2aCode: string | number | null };
+  error: {
+    code: string;
+    message: string;
+    hint: string | null;
+    a2aCode: string | number | null;
+    /** Ours, beyond Appendix B: every rule a card broke, for `card get --validate`. */
+    violations?: CardViolation[];
+  };
 }
 
 export class UsageError extends Error {
@@ -59,7 +67,7 @@ export function classify(error: unknown, context: { credentialsGiven: boolean; d
     hint: string | null,
     exitCode: number,
     a2aCode: string | number | null = null,
-  ) => ({
+  ): Classified => ({
     envelope: { error: { code, message, hint, a2aCode } },
     exitCode,
   });
@@ -79,13 +87,24 @@ export function classify(error: unknown, context: { credentialsGiven: boolean; d
         3,
         error.status ?? null,
       );
-    case 'card-invalid':
+    case 'card-invalid': {
+      if (Array.isArray(error.data)) {
+        const invalid = make(
+          'A2ACLI_ERR_CARD_INVALID',
+          error.message,
+          "The agent's card breaks its version's schema: its operator must fix each listed member.",
+          1,
+        );
+        invalid.envelope.error.violations = error.data as CardViolation[];
+        return invalid;
+      }
       return make(
         'A2ACLI_ERR_CARD_INVALID',
         error.message,
         'Is this the URL of an A2A agent? Try `a2a card get <url>`.',
         1,
       );
+    }
     case 'unreachable':
       return make(
         'A2ACLI_ERR_UNREACHABLE',
