@@ -684,9 +684,7 @@ export class MemoryStore implements A2AStore, PushStore {
     const index =
       queue?.findIndex(
         (queued) =>
-          queued.position === slot.position &&
-          queued.taskId === slot.taskId &&
-          queued.messageId === slot.messageId,
+          queued.position === slot.position && queued.taskId === slot.taskId && queued.messageId === slot.messageId,
       ) ?? -1;
     if (queue === undefined || index === -1) return false;
     queue.splice(index, 1);

@@ -541,15 +541,7 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     // rowCount is 1 only when the slot was removed and some turn waits behind it.
     const { rowCount } = await this.#query(
       this.#sql.finishTurn,
-      [
-        this.namespace,
-        slot.contextId,
-        slot.position,
-        slot.taskId,
-        slot.messageId,
-        this.#channel,
-        `${slot.taskId}:0`,
-      ],
+      [this.namespace, slot.contextId, slot.position, slot.taskId, slot.messageId, this.#channel, `${slot.taskId}:0`],
       ctx,
     );
     if (rowCount !== 0) this.#subscribers.notify(slot.taskId, 0);
