@@ -12,9 +12,15 @@
 
 import type { A2AError } from '../errors.js';
 import type { AgentCard, StreamResult } from '../model/types.js';
-import type { JsonRpcErrorObject } from './bindings/jsonrpc.js';
 import type { ProtocolVersion } from './context.js';
 import type { OperationName, OperationParams, OperationResult } from './operations.js';
+
+/** A JSON-RPC `error` member (each version's mapping builds it; the JSON-RPC binding sends it). */
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
 
 export interface ProtocolCodec {
   readonly version: ProtocolVersion;

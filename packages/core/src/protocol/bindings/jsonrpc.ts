@@ -6,7 +6,10 @@
 
 import { A2AError, type A2AErrorCode, ERROR_TABLE } from '../../errors.js';
 import type { Logger } from '../../logger.js';
-import type { JsonRpcMapping } from '../codec.js';
+import type { JsonRpcErrorObject, JsonRpcMapping } from '../codec.js';
+
+export type { JsonRpcErrorObject } from '../codec.js';
+
 import type { CallContext, ProtocolVersion } from '../context.js';
 import { type Dispatcher, publicError } from '../dispatch.js';
 import { OPERATIONS, type StreamFrame } from '../operations.js';
@@ -19,13 +22,6 @@ export interface JsonRpcRequest {
   id?: JsonRpcId;
   method: string;
   params?: unknown;
-}
-
-/** A JSON-RPC `error` member. */
-export interface JsonRpcErrorObject {
-  code: number;
-  message: string;
-  data?: unknown;
 }
 
 export interface JsonRpcSuccessResponse<T = unknown> {
