@@ -640,7 +640,9 @@ async function main(): Promise<void> {
         entry: 'sdk-db.ts',
         env: { BENCH_SDK_DB: POSTGRES_URL, BENCH_SDK_DB_SCHEMA: sdkSchema },
       },
-      prepare: () => prepareSdkPostgres(sdkSchema),
+      // Once per run: the server starts again every round and keeps its schema, as the durable
+      // stores keep theirs, and neither CREATE SCHEMA nor the SDK's `a2a-db upgrade` runs twice.
+      prepare: once(() => prepareSdkPostgres(sdkSchema)),
     },
   ];
   const entries = [...others, ...(await fastifyA2aEntries(tmp))].sort(
@@ -697,3 +699,12 @@ async function main(): Promise<void> {
 }
 
 await main();
+
+/** `fn` run on the first call only; later calls get the first call's promise. */
+function once(fn: () => Promise<void>): () => Promise<void> {
+  let first: Promise<void> | undefined;
+  return () => {
+    first ??= fn();
+    return first;
+  };
+}
