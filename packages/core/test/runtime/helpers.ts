@@ -25,26 +25,8 @@ export function userMessage(text: string, extra: Partial<Message> = {}): Message
 export const textParts = (parts: Part[] | undefined): string =>
   (parts ?? []).map((p) => (p.kind === 'text' ? p.text : '')).join('');
 
-/** The result of a send as a Task, failing the test when it is a Message. */
-export function asTask(result: Task | Message): Task {
-  if (result.kind !== 'task') throw new Error(`expected a Task, got ${JSON.stringify(result)}`);
-  return result;
-}
-
-/** Polls `probe` until it returns a truthy value or `timeoutMs` passes. */
-export async function waitFor<T>(
-  probe: () => Promise<T> | T,
-  timeoutMs = 5000,
-  what = 'condition',
-): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`Timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
+// One copy of each, shared with the plugin and binding tests.
+export { asTask, waitFor } from '../../../../test-support/helpers.js';
 
 export function waitForAbort(signal: AbortSignal): Promise<void> {
   return signal.aborted
