@@ -51,7 +51,8 @@
  * regenerates RESULTS.md from a saved result.
  *
  * BENCH_PROFILE=1: only the send scenario of the memory store (BENCH_PROFILE_SERVER=sqlite or
- * postgres for those, or any other server name), no rounds, the child run with --cpu-prof
+ * postgres for those, or any other server name; BENCH_PROFILE_SCENARIO=get profiles a tasks/get
+ * window after the send window instead), no rounds, the child run with --cpu-prof
  * --cpu-prof-dir=bench/profiles; prints the top self-time frames of the measured window (also
  * written to bench/profiles/summary-<pid>.md) and writes no results.
  */
@@ -104,6 +105,11 @@ const quick = process.env.BENCH_QUICK === '1' || process.argv.includes('--quick'
 const profile = process.env.BENCH_PROFILE === '1';
 /** The server BENCH_PROFILE=1 profiles: memory (default), sqlite or postgres. */
 const profileServer = process.env.BENCH_PROFILE_SERVER ?? 'memory';
+/**
+ * What BENCH_PROFILE=1 profiles: `send` (default) the send window, or `get` a tasks/get window right
+ * after an unprofiled send window, as in the rounds (a get then runs on a store full of tasks).
+ */
+const profileScenario = process.env.BENCH_PROFILE_SCENARIO === 'get' ? 'get' : 'send';
 // The targets are for 10,000 held streams: a full run measures that many.
 const streamsDefault = quick ? 200 : 10_000;
 const streams = envNumber('BENCH_STREAMS', streamsDefault);
@@ -169,6 +175,23 @@ async function createTask(url: string): Promise<string> {
   return json.result?.kind === 'task' && json.result.id ? json.result.id : 'no-task';
 }
 
+/** BENCH_PROFILE_SCENARIO=get: a send window, then a profiled tasks/get window (reported as `load`). */
+async function profiledGetAfterSends(
+  server: ServerProcess,
+  sendWindow: () => Promise<HttpLoadResult>,
+): Promise<SendResult> {
+  await sendWindow();
+  const taskId = await createTask(server.url);
+  const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tasks/get', params: { id: taskId } });
+  const load = { url: `${server.url}/a2a`, body, connections: config.connections };
+  await httpLoad({ ...load, duration: config.warmupS });
+  const before = await server.memory(true);
+  await server.mark('start');
+  const measured = await httpLoad({ ...load, duration: config.durationS });
+  await server.mark('end');
+  return { load: measured, before, after: await server.memory(true), timeline: [] };
+}
+
 async function runSend(server: ServerProcess, spec: ServerSpec): Promise<SendResult> {
   const body = sendBody(config.echoText);
   const verify = sendVerify(spec);
@@ -181,6 +204,7 @@ async function runSend(server: ServerProcess, spec: ServerSpec): Promise<SendRes
   const sample = () => timeline.push({ t: Date.now() - t0, rss: server.procRss() });
   const sampler = setInterval(sample, 250);
   try {
+    if (profile && profileScenario === 'get') return await profiledGetAfterSends(server, window);
     if (profile) await server.mark('start');
     const waitSchema = postgresSchemas.get(spec.name);
     const stopWaits = waitSchema ? samplePostgresWaits(POSTGRES_URL, waitSchema) : undefined;
