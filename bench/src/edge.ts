@@ -17,9 +17,10 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import fastifySseModule, { type SSEPluginOptions } from '@fastify/sse';
 import { type CallContext, JsonRpcBinding, jsonRpc0_3, jsonRpc1_0, type ProtocolVersion } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
-import Fastify, { type FastifyInstance, type FastifyPluginAsync } from 'fastify';
-import { type A2APluginOptions, a2aPlugin } from 'fastify-a2a';
-import { demoCard, echoAgent } from '../../examples/demo/src/agents.js';
+import Fastify, { type FastifyInstance, type FastifyPluginAsync, type FastifyServerOptions } from 'fastify';
+import { type A2APluginOptions, a2aChildLoggerFactory, a2aPlugin } from 'fastify-a2a';
+import { demoCard, demoOptions, echoAgent } from '../../examples/demo/src/agents.js';
+import { demoPush } from '../../examples/demo/src/push.js';
 
 const BENCH_DIR = join(dirname(fileURLToPath(import.meta.url)), '..');
 const ROUNDS = Number(process.env.BENCH_EDGE_ROUNDS ?? 15);
@@ -35,13 +36,38 @@ interface Case {
 
 type Plugin = FastifyPluginAsync<A2APluginOptions>;
 type Logging = 'off' | 'warn' | 'info';
+type ChildLoggerFactory = NonNullable<FastifyServerOptions['childLoggerFactory']>;
+
+/** What a plugin build's module gives the bench: the plugin, and the request-logger factory where it has one. */
+interface PluginModule {
+  readonly a2aPlugin: Plugin;
+  readonly a2aChildLoggerFactory?: ChildLoggerFactory;
+}
 
 /** A pino destination that drops every line: logging's cost without the disk's. */
 const discard = { write: (_line: string) => undefined };
 
-async function agentServer(plugin: Plugin, logging: Logging): Promise<FastifyInstance> {
-  const app = Fastify({ logger: logging === 'off' ? false : { level: logging, stream: discard } });
-  await app.register(plugin, { agentCard: demoCard('echo'), executor: echoAgent, store: new MemoryStore() });
+interface ServerSetup {
+  /** Push notifications on with the demo's settings (examples/demo/src/push.ts, an empty environment). */
+  readonly push?: boolean;
+  /** Fastify's `childLoggerFactory`; Fastify's default (a pino child per request) when absent. */
+  readonly childLoggerFactory?: ChildLoggerFactory | undefined;
+  /** The demo's plugin options for the echo agent (`demoOptions('echo')`), as `npm start` passes them. */
+  readonly demo?: boolean;
+}
+
+async function agentServer(plugin: Plugin, logging: Logging, setup: ServerSetup = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: logging === 'off' ? false : { level: logging, stream: discard },
+    ...(setup.childLoggerFactory !== undefined ? { childLoggerFactory: setup.childLoggerFactory } : {}),
+  });
+  await app.register(plugin, {
+    agentCard: demoCard('echo'),
+    executor: echoAgent,
+    ...(setup.demo === true ? demoOptions('echo') : {}),
+    store: new MemoryStore(),
+    ...(setup.push === true ? demoPush({}) : {}),
+  });
   await app.ready();
   return app;
 }
@@ -58,21 +84,25 @@ const V1 = { 'a2a-version': '1.0' };
 let messageCount = 0;
 const nextMessageId = () => `edge-${++messageCount}`;
 
-/** The send that creates a task and its id, on the binding and version named. */
-function sendCall(binding: 'jsonrpc' | 'rest', version: ProtocolVersion): () => Call {
+/**
+ * The send that creates a task and its id, on the binding and version named; `blocking` asks for
+ * the completed task in the answer (0.3's `configuration.blocking`, as `npm run bench` sends it).
+ */
+function sendCall(binding: 'jsonrpc' | 'rest', version: ProtocolVersion, blocking = false): () => Call {
   const v1 = version === '1.0';
   const message = () =>
     v1
       ? { messageId: nextMessageId(), role: 'ROLE_USER', parts: [{ text: 'hello edge' }] }
       : { kind: 'message', messageId: nextMessageId(), role: 'user', parts: [{ kind: 'text', text: 'hello edge' }] };
   const headers = v1 ? { ...JSON_TYPE, ...V1 } : JSON_TYPE;
+  const configuration = blocking ? { configuration: { blocking: true } } : {};
   if (binding === 'jsonrpc') {
     const method = v1 ? 'SendMessage' : 'message/send';
     return () => ({
       method: 'POST',
       url: '/a2a',
       headers,
-      payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { message: message() } }),
+      payload: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { message: message(), ...configuration } }),
     });
   }
   const url = v1 ? '/message:send' : '/v1/message:send';
@@ -114,7 +144,11 @@ async function taskIdOf(app: FastifyInstance, binding: 'jsonrpc' | 'rest', versi
 }
 
 /** The per-request cases of one plugin build: both operations, both bindings, both versions, and logging. */
-async function pluginCases(label: string, plugin: Plugin): Promise<{ cases: Case[]; close: () => Promise<void> }> {
+async function pluginCases(
+  label: string,
+  module: PluginModule,
+): Promise<{ cases: Case[]; close: () => Promise<void> }> {
+  const plugin = module.a2aPlugin;
   const cases: Case[] = [];
   const apps: FastifyInstance[] = [];
   const app = await agentServer(plugin, 'off');
@@ -152,6 +186,54 @@ async function pluginCases(label: string, plugin: Plugin): Promise<{ cases: Case
       },
     });
   }
+  // The configuration users run (issue 22) taken apart: the demo as `npm start` serves the echo
+  // agent (its plugin options, push on, pino at warn, and the request-logger factory where the
+  // build exports one, as the demo passes it), and each part of it alone over the bare server.
+  const factory = module.a2aChildLoggerFactory;
+  const configurations: { name: string; logging: Logging; setup: ServerSetup }[] = [
+    { name: 'bare (logger off, push off)', logging: 'off', setup: {} },
+    { name: 'push on', logging: 'off', setup: { push: true } },
+    { name: "pino at warn, Fastify's child logger per request", logging: 'warn', setup: {} },
+    ...(factory === undefined
+      ? []
+      : [
+          {
+            name: 'pino at warn, a2aChildLoggerFactory',
+            logging: 'warn' as const,
+            setup: { childLoggerFactory: factory },
+          },
+        ]),
+    {
+      name: 'as shipped (demo options, push on, pino at warn)',
+      logging: 'warn',
+      setup: { push: true, demo: true, childLoggerFactory: factory },
+    },
+    {
+      name: 'as shipped, pino at info',
+      logging: 'info',
+      setup: { push: true, demo: true, childLoggerFactory: factory },
+    },
+  ];
+  for (const { name, logging, setup } of configurations) {
+    const server = await agentServer(plugin, logging, setup);
+    apps.push(server);
+    const get = getCall('jsonrpc', '0.3', await taskIdOf(server, 'jsonrpc', '0.3'));
+    cases.push({
+      group: `tasks/get JSON-RPC 0.3, ${name}`,
+      name: label,
+      run: async (batch) => {
+        for (let i = 0; i < batch; i++) await inject(server, get);
+      },
+    });
+    const send = sendCall('jsonrpc', '0.3', true);
+    cases.push({
+      group: `message/send JSON-RPC 0.3 blocking, ${name}`,
+      name: label,
+      run: async (batch) => {
+        for (let i = 0; i < batch; i++) await inject(server, send());
+      },
+    });
+  }
   return { cases, close: async () => void (await Promise.all(apps.map((a) => a.close()))) };
 }
 
@@ -161,8 +243,12 @@ async function pluginCases(label: string, plugin: Plugin): Promise<{ cases: Case
  */
 async function floorCases(answer: unknown): Promise<{ cases: Case[]; close: () => Promise<void> }> {
   const apps: FastifyInstance[] = [];
-  const variant = async (setup: (scope: FastifyInstance) => Promise<void> | void, routeOptions: object) => {
-    const app = Fastify({ logger: false });
+  const variant = async (
+    setup: (scope: FastifyInstance) => Promise<void> | void,
+    routeOptions: object,
+    serverOptions: FastifyServerOptions = { logger: false },
+  ) => {
+    const app = Fastify(serverOptions);
     await app.register(async (scope) => {
       await setup(scope);
       scope.removeAllContentTypeParsers();
@@ -203,6 +289,32 @@ async function floorCases(answer: unknown): Promise<{ cases: Case[]; close: () =
   const withAsyncHook = await variant((scope) => {
     scope.addHook('onResponse', async () => undefined);
   }, {});
+  // What a logger at warn adds to a request that logs nothing, part by part: Fastify's child
+  // logger, its "incoming request" / "request completed" calls (no-ops at warn, but their arguments
+  // are built), and the request logger made on first use instead.
+  const pinoAtWarn = { level: 'warn', stream: discard };
+  const withLogger = await variant(() => undefined, {}, { logger: pinoAtWarn });
+  const withLoggerNoRequestLogs = await variant(
+    () => undefined,
+    {},
+    { logger: pinoAtWarn, disableRequestLogging: true },
+  );
+  const withLoggerNoChild = await variant(
+    () => undefined,
+    {},
+    {
+      logger: pinoAtWarn,
+      childLoggerFactory: (logger) => logger,
+    },
+  );
+  const withLazyLogger = await variant(
+    () => undefined,
+    {},
+    {
+      logger: pinoAtWarn,
+      childLoggerFactory: a2aChildLoggerFactory,
+    },
+  );
   return {
     cases: [
       { group: 'Fastify floor (inject, route, string body, JSON.parse, reply)', name: 'bare', run: runner(bare) },
@@ -210,6 +322,22 @@ async function floorCases(answer: unknown): Promise<{ cases: Case[]; close: () =
       { group: 'Fastify floor + a timer per request (onRequest/preValidation)', name: 'bare', run: runner(withTimer) },
       { group: 'Fastify floor + a callback onResponse hook', name: 'bare', run: runner(withCallbackHook) },
       { group: 'Fastify floor + an async onResponse hook', name: 'bare', run: runner(withAsyncHook) },
+      {
+        group: "Fastify floor + pino at warn (Fastify's child logger per request)",
+        name: 'bare',
+        run: runner(withLogger),
+      },
+      {
+        group: 'Fastify floor + pino at warn, disableRequestLogging (no request-line calls)',
+        name: 'bare',
+        run: runner(withLoggerNoRequestLogs),
+      },
+      {
+        group: 'Fastify floor + pino at warn, no child (factory returns the server logger)',
+        name: 'bare',
+        run: runner(withLoggerNoChild),
+      },
+      { group: 'Fastify floor + pino at warn, a2aChildLoggerFactory', name: 'bare', run: runner(withLazyLogger) },
     ],
     close: async () => void (await Promise.all(apps.map((a) => a.close()))),
   };
@@ -276,9 +404,49 @@ async function stageCases(): Promise<{ cases: Case[]; answer: unknown; close: ()
       run: asyncLoop(() => binding.handle(getRequest, ctx)),
     },
     { group: 'JSON.stringify: tasks/get response', name: 'stage', run: loop(() => JSON.stringify(answer)) },
+    ...loggerStages(loop),
   ];
   void sink;
   return { cases, answer, close: () => app.close() };
+}
+
+/**
+ * A request logger's life at warn, called directly: made, then Fastify's two request-line calls
+ * (`info`, not written at warn), with Fastify's default child and with a2aChildLoggerFactory.
+ */
+function loggerStages(loop: (step: () => unknown) => (batch: number) => void): Case[] {
+  const root = Fastify({ logger: { level: 'warn', stream: discard } }).log;
+  let requests = 0;
+  const bindings = () => ({ reqId: `req-${(++requests).toString(36)}` });
+  const request = {};
+  const requestLines = (log: FastifyInstance['log']) => {
+    log.info({ req: request }, 'incoming request');
+    log.info({ res: request, responseTime: 1 }, 'request completed');
+    return log;
+  };
+  return [
+    {
+      group: "pino: child({ reqId }, {}), Fastify's default request logger",
+      name: 'stage',
+      run: loop(() => root.child(bindings(), {})),
+    },
+    { group: 'pino: child({ reqId }) without options', name: 'stage', run: loop(() => root.child(bindings())) },
+    {
+      group: 'a2aChildLoggerFactory: a request logger',
+      name: 'stage',
+      run: loop(() => a2aChildLoggerFactory(root, bindings(), {})),
+    },
+    {
+      group: "request logger + its two info calls at warn, Fastify's default",
+      name: 'stage',
+      run: loop(() => requestLines(root.child(bindings(), {}))),
+    },
+    {
+      group: 'request logger + its two info calls at warn, a2aChildLoggerFactory',
+      name: 'stage',
+      run: loop(() => requestLines(a2aChildLoggerFactory(root, bindings(), {}))),
+    },
+  ];
 }
 
 function median(values: number[]): number {
@@ -304,15 +472,12 @@ async function timed(test: Case, batch: number): Promise<number> {
 async function main(): Promise<void> {
   const stages = await stageCases();
   const floor = await floorCases(stages.answer);
-  const current = await pluginCases('this branch', a2aPlugin);
+  const current = await pluginCases('this branch', { a2aPlugin, a2aChildLoggerFactory });
   const baselinePath = process.env.BENCH_EDGE_BASELINE;
   const baseline =
     baselinePath === undefined
       ? undefined
-      : await pluginCases(
-          'baseline',
-          ((await import(pathToFileURL(baselinePath).href)) as { a2aPlugin: Plugin }).a2aPlugin,
-        );
+      : await pluginCases('baseline', (await import(pathToFileURL(baselinePath).href)) as PluginModule);
   const cases = [...floor.cases, ...stages.cases, ...current.cases, ...(baseline?.cases ?? [])];
 
   // Warm-up, and the batch each case needs to run about CASE_MS.

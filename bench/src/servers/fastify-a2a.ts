@@ -11,8 +11,9 @@
  * detached-sampled are on and sampled with the plugin's `tracing: { activeContext: false }`.
  * The configuration users run (issue 22): BENCH_PUSH=on adds the demo's push options as `npm start`
  * sets them for the echo agent (examples/demo/src/push.ts: push notifications on, no allow-lists);
- * BENCH_LOG_LEVEL=<pino level> gives Fastify a pino logger at that level writing to stdout, as the
- * demo's `Fastify({ logger: { level } })` does (the bench runs that child with stdout discarded, so
+ * BENCH_LOG_LEVEL=<pino level> gives Fastify a pino logger at that level writing to stdout, with the
+ * demo's request-logger factory (BENCH_CHILD_LOGGER=fastify: without it), as the demo's
+ * `Fastify({ logger: { level }, childLoggerFactory })` does (the bench runs that child with stdout discarded, so
  * the writes happen and cost what they cost, without filling the terminal). Unset: logger off, push
  * off, the bare configuration.
  */
@@ -23,7 +24,7 @@ import { MemoryStore } from '@fastify-a2a/store-memory';
 import { PostgresStore } from '@fastify-a2a/store-postgres';
 import { SqliteStore } from '@fastify-a2a/store-sqlite';
 import Fastify from 'fastify';
-import { a2aPlugin } from 'fastify-a2a';
+import { a2aChildLoggerFactory, a2aPlugin } from 'fastify-a2a';
 import { demoCard, demoOptions, echoAgent } from '../../../examples/demo/src/agents.js';
 import { demoPush } from '../../../examples/demo/src/push.js';
 import { fail, LISTEN, rssReport, serve, wantsGc } from './common.js';
@@ -52,7 +53,10 @@ if (telemetry === 'on' || telemetry === 'tracing' || telemetry === 'detached') i
 if (telemetry === 'sampled' || telemetry === 'detached-sampled') installTracingWithoutExporter(productionSampler());
 if (telemetry === 'context') installContextManagerOnly();
 const logLevel = process.env.BENCH_LOG_LEVEL;
-const app = Fastify({ logger: logLevel ? { level: logLevel } : false });
+// With a logger, the request-logger factory the demo passes too (BENCH_CHILD_LOGGER=fastify: Fastify's
+// own child per request instead); bare has no logger to make children of.
+const factory = process.env.BENCH_CHILD_LOGGER === 'fastify' ? {} : { childLoggerFactory: a2aChildLoggerFactory };
+const app = Fastify(logLevel ? { logger: { level: logLevel }, ...factory } : { logger: false });
 // The demo's push settings read from an empty environment: push on, the SSRF guard's defaults.
 const push = process.env.BENCH_PUSH === 'on' ? demoPush({}) : {};
 

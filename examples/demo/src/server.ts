@@ -11,7 +11,7 @@
  */
 
 import Fastify from 'fastify';
-import { a2aPlugin, redact } from 'fastify-a2a';
+import { a2aChildLoggerFactory, a2aPlugin, redact } from 'fastify-a2a';
 import { type DemoAgentName, demoAgents, demoCard, demoOptions } from './agents.js';
 import { type DemoAuth, demoAuth, isLoopback } from './auth.js';
 import { demoGrpc } from './grpc.js';
@@ -46,7 +46,9 @@ try {
 
 // Before the plugin registers: it traces when an SDK is installed by then.
 const tracing = startDemoTracing(process.env);
-const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' } });
+// Request loggers made when a request first logs at an enabled level, not for every request
+// (docs/configuration.md, "Logging").
+const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' }, childLoggerFactory: a2aChildLoggerFactory });
 if (tracing !== undefined) app.addHook('onClose', () => tracing.shutdown());
 let grpcSummary = '';
 try {

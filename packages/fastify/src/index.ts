@@ -28,6 +28,7 @@ export { type JwtOptions, jwtBearer } from './auth/jwt.js';
 export { type MonitorOptions, type OperatorCheck, operatorTokens } from './monitor/options.js';
 export { type A2APluginOptions, type AgentCardInput, type ExtendedAgentCardOption, OPTION_SPEC } from './options.js';
 export { a2aPlugin, a2aPlugin as default } from './plugin.js';
+export { a2aChildLoggerFactory } from './request-logger.js';
 export { createStoreFromUrl, redact, type StoreUrlOptions } from './store-url.js';
 export type { MetricsAuthorize, MetricsOptions, TracingOptions } from './telemetry/options.js';
 export { parentContextOf } from './telemetry/tracing.js';
