@@ -4,13 +4,19 @@
  * Fastify's. Each store runs in its own child (compiled like the bench servers); 64 concurrent
  * senders for RUNTIME_DURATION_MS (4000) after a 1 s warm-up. "Rest of the machine" is the machine's
  * busy CPU over the window minus the child's: with Postgres, mostly the Postgres server.
- * Writes bench/RUNTIME.md.
+ * Then, in this process, the promises one blocking send creates on the memory store, counted with
+ * an async hook and grouped by where they are made (issues 22 and 18). Writes bench/RUNTIME.md.
  */
 
+import { createHook } from 'node:async_hooks';
 import { fork } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
+import { A2ARuntime, callContext, RuntimeService } from '@fastify-a2a/core';
+import { MemoryStore } from '@fastify-a2a/store-memory';
+import { echoAgent } from '../../examples/demo/src/agents.js';
 import { compiledEntry } from './lib/child.js';
-import { BENCH_DIR, machineInfo, machineLine, repoInfo, writeFile } from './lib/env.js';
+import { BENCH_DIR, machineInfo, machineLine, REPO_DIR, repoInfo, writeFile } from './lib/env.js';
 
 interface Measured {
   kind: string;
@@ -66,6 +72,83 @@ function label(m: Measured): string {
   return m.pushOn ? `${m.kind}, push on` : m.kind;
 }
 
+interface PromiseCount {
+  /** Promises per send, the fewest of a few sends (anything else the process does only adds). */
+  perSend: number;
+  /** One send's promises by the first two frames of this repository's code that made them, most first. */
+  bySite: [site: string, count: number][];
+}
+
+/**
+ * The promises one blocking send makes through the runtime's service (`RuntimeService.sendMessage`,
+ * what dispatch calls) on a memory store, the await of the send included: what AsyncLocalStorage's
+ * promise hooks run for once tracing is on. Counted with an async hook's `init` (type PROMISE),
+ * which also sees each `await`'s throwaway promise, as the promise hooks do.
+ */
+async function countPromises(): Promise<PromiseCount> {
+  const runtime = new A2ARuntime({ store: new MemoryStore(), executor: echoAgent, retention: false });
+  const service = new RuntimeService({ runtime });
+  const ctx = callContext();
+  const send = () =>
+    service.sendMessage(
+      {
+        message: {
+          kind: 'message',
+          role: 'user',
+          messageId: randomUUID(),
+          parts: [{ kind: 'text', text: 'hello benchmark world' }],
+        },
+      },
+      ctx,
+    );
+  for (let i = 0; i < 200; i++) await send(); // warm-up
+  let created = 0;
+  let sites: Map<string, number> | undefined;
+  const hook = createHook({
+    init(_asyncId, type) {
+      if (type !== 'PROMISE') return;
+      created++;
+      if (sites !== undefined) {
+        const site = siteOf(new Error().stack ?? '');
+        sites.set(site, (sites.get(site) ?? 0) + 1);
+      }
+    },
+  });
+  const counts: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    created = 0;
+    hook.enable();
+    await send();
+    hook.disable();
+    counts.push(created);
+  }
+  sites = new Map();
+  const stackTraceLimit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 40;
+  hook.enable();
+  await send();
+  hook.disable();
+  Error.stackTraceLimit = stackTraceLimit;
+  await runtime.close();
+  return { perSend: Math.min(...counts), bySite: [...sites].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])) };
+}
+
+/** `file:line (function)` of the first two frames in this repository's code (not this file), innermost first. */
+function siteOf(stack: string): string {
+  const frames = stack
+    .split('\n')
+    .slice(1)
+    .map((line) => /at (?:(.*?) \()?(.*):(\d+):\d+\)?$/.exec(line.trim()))
+    .filter((match): match is RegExpExecArray => match !== null && match[2]?.startsWith(REPO_DIR) === true)
+    .filter((match) => !match[2]?.includes('/node_modules/') && !match[2]?.endsWith('bench/src/runtime.ts'))
+    .slice(0, 2)
+    .map(([, fn, file, line]) => `${(file ?? '').slice(REPO_DIR.length + 1)}:${line}${fn ? ` (${fn})` : ''}`);
+  return frames.length === 0 ? "(no frame of this repository: the send's own await)" : frames.join(' ← ');
+}
+
+const promises = await countPromises();
+console.log(`promises per blocking send (memory, through RuntimeService): ${promises.perSend}`);
+
 const row = (m: Measured): string => {
   const per = (ms: number) => (ms / m.sends).toFixed(3);
   const rest = Math.max(0, m.machineBusyMs - m.userMs - m.systemMs);
@@ -90,6 +173,18 @@ writeFile(
     '| store | sends/s | node user ms/send | node system ms/send | rest of the machine ms/send | machine total ms/send |',
     '| --- | ---: | ---: | ---: | ---: | ---: |',
     ...results.map(row),
+    '',
+    '## Promises per blocking send',
+    '',
+    "The promises one blocking `message/send` of the echo agent (as above: 7 updates, one commit) creates through `RuntimeService.sendMessage` on a memory store, after a warm-up, counted in the parent process with an async hook (`init`, type `PROMISE`; it sees each `await`'s throwaway promise too, as Node 20's promise hooks do once OpenTelemetry's AsyncLocalStorage context is in use, bench/TELEMETRY.md). The send's own `await` is included; HTTP is not. `packages/core/test/runtime/promises-per-send.test.ts` holds the count under a bound.",
+    '',
+    `- Promises per send: **${promises.perSend}** (the fewest of 5 sends)`,
+    '',
+    "Where one send's promises are made (the first two frames of this repository's code, innermost first; line numbers of the code measured):",
+    '',
+    '| promises | made at |',
+    '| ---: | --- |',
+    ...promises.bySite.map(([site, count]) => `| ${count} | \`${site}\` |`),
     '',
   ].join('\n'),
 );

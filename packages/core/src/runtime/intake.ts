@@ -95,27 +95,85 @@ export class Intake {
    *   terminal task (§6.3), a contextId that is not the task's, or a messageId used in another context.
    */
   accept(params: MessageSendParams, ctx: CallContext, options: AcceptOptions = {}): Promise<Accepted> {
-    return this.#messageIdReuse === 'ignore'
-      ? this.#acceptAsNew(params, ctx, options)
-      : this.#accept(params, ctx, options, true);
+    if (this.#messageIdReuse === 'ignore') return this.#acceptAsNew(params, ctx);
+    const { message } = params;
+    if (options.deferCreation === true && message.taskId === undefined && message.contextId === undefined) {
+      return this.#acceptDeferred(params, ctx);
+    }
+    return this.#accept(params, ctx, true);
   }
 
-  /** {@link accept}; with `recogniseRetries` false, a known message id is refused by the store rather than answered as a retry. */
-  async #accept(
+  /**
+   * A new task in a new context whose creation is deferred (most blocking sends). No other turn can
+   * be queued in the context (its id is made here), so the turn runs at once and the task is
+   * written with the agent's first updates, in one commit that also indexes the message and takes
+   * no slot when those updates end the turn. A retry is recognised by a read first (no commit
+   * refuses it before the agent runs): only a retry racing the original between this read and its
+   * commit starts the agent a second time. Not an async function: the turn is scheduled in a
+   * reaction on that read, with no frame suspended on it.
+   */
+  #acceptDeferred(params: MessageSendParams, ctx: CallContext): Promise<Accepted> {
+    try {
+      const storeContext = storeContextOf(ctx);
+      const owner = ownerOf(ctx);
+      const incoming = params.message;
+      const { message, writer } = this.#newTask(params, ctx, storeContext);
+      return this.#knownRetry(incoming, owner, storeContext).then((retry): Accepted => {
+        if (retry !== undefined) return retry;
+        const turn = new Turn({
+          messageId: incoming.messageId,
+          message,
+          isNewTask: true,
+          isNewContext: true,
+          writer,
+          slot: undefined,
+          caller: callerOf(ctx),
+          storeContext,
+          creation: { owner, takeSlot: { messageId: incoming.messageId, workerId: this.#workerId } },
+        });
+        this.#scheduler.schedule(turn);
+        return { kind: 'turn', turn };
+      });
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /** A new task for the message, in its context or a new one, with its writer (nothing written yet). */
+  #newTask(
     params: MessageSendParams,
     ctx: CallContext,
-    options: AcceptOptions,
-    recogniseRetries: boolean,
-  ): Promise<Accepted> {
+    storeContext: StoreCallContext | undefined,
+  ): { task: Task; message: Message; writer: TaskWriter } {
+    const incoming = params.message;
+    const contextId = incoming.contextId ?? this.#events.newId();
+    const taskId = this.#events.newId();
+    const message = storedMessage(incoming, taskId, contextId);
+    const task: Task = {
+      kind: 'task',
+      id: taskId,
+      contextId,
+      status: { state: 'submitted', timestamp: this.#events.now() },
+      history: [message],
+    };
+    if (params.metadata !== undefined) task.metadata = params.metadata;
+    const writer = new TaskWriter(this.#store, task, 0, storeContext, this.#telemetry);
+    if (this.#telemetry.enabled) writer.traceContext = this.#telemetry.callTraceContext(ctx);
+    return { task, message, writer };
+  }
+
+  /**
+   * {@link accept} with the task written before its agent runs; with `recogniseRetries` false, a
+   * known message id is refused by the store rather than answered as a retry.
+   */
+  async #accept(params: MessageSendParams, ctx: CallContext, recogniseRetries: boolean): Promise<Accepted> {
     const store = this.#store;
     const storeContext = storeContextOf(ctx);
     const owner = ownerOf(ctx);
     const incoming = params.message;
     // A retried message is recognised by the store's message index when its commit is refused
     // (DUPLICATE_MESSAGE below), so the usual path costs no extra read; a deferred creation has
-    // no commit before its agent runs, so it reads the index first.
-    let taskId: string;
-    let contextId: string;
+    // no commit before its agent runs, so it reads the index first (#acceptDeferred).
     let writer: TaskWriter;
     let firstEvents: (task: Task) => TaskEvent[];
     let message: Message;
@@ -127,8 +185,8 @@ export class Intake {
         const retry = await this.#knownRetry(incoming, owner, storeContext);
         if (retry !== undefined) return retry;
       }
-      taskId = incoming.taskId;
-      contextId = record.task.contextId;
+      const taskId = incoming.taskId;
+      const contextId = record.task.contextId;
       if (incoming.contextId !== undefined && incoming.contextId !== contextId) {
         throw invalidParams(
           `message.contextId "${incoming.contextId}" does not match task "${taskId}", which belongs to context "${contextId}". Omit contextId or send the task's.`,
@@ -150,41 +208,10 @@ export class Intake {
       };
     } else {
       if (incoming.contextId !== undefined) await this.#checkContextOwner(incoming.contextId, owner, storeContext);
-      contextId = incoming.contextId ?? this.#events.newId();
-      taskId = this.#events.newId();
-      message = storedMessage(incoming, taskId, contextId);
-      const task: Task = {
-        kind: 'task',
-        id: taskId,
-        contextId,
-        status: { state: 'submitted', timestamp: this.#events.now() },
-        history: [message],
-      };
-      if (params.metadata !== undefined) task.metadata = params.metadata;
-      writer = new TaskWriter(store, task, 0, storeContext, this.#telemetry);
-      if (this.#telemetry.enabled) writer.traceContext = this.#telemetry.callTraceContext(ctx);
-      if (options.deferCreation === true && incoming.contextId === undefined) {
-        // A new context: no other turn can be queued in it (its id was made just now), so the turn
-        // runs at once and the task is written with the agent's first updates, in one commit that
-        // also indexes the message and takes no slot when those updates end the turn. A retry is
-        // recognised by a read first (no commit refuses it before the agent runs): only a retry
-        // racing the original between this read and its commit starts the agent a second time.
-        const retry = await this.#knownRetry(incoming, owner, storeContext);
-        if (retry !== undefined) return retry;
-        const turn = new Turn({
-          messageId: incoming.messageId,
-          message,
-          isNewTask: true,
-          isNewContext: true,
-          writer,
-          slot: undefined,
-          caller: callerOf(ctx),
-          storeContext,
-          creation: { owner, takeSlot: { messageId: incoming.messageId, workerId: this.#workerId } },
-        });
-        this.#scheduler.schedule(turn);
-        return { kind: 'turn', turn };
-      }
+      const created = this.#newTask(params, ctx, storeContext);
+      message = created.message;
+      writer = created.writer;
+      const { task } = created;
       firstEvents = () => [task];
     }
 
@@ -231,7 +258,7 @@ export class Intake {
    * for a retry. The task is written before its agent runs (no deferred creation): a deferred
    * commit refused for its id would be answered as a retry.
    */
-  async #acceptAsNew(params: MessageSendParams, ctx: CallContext, options: AcceptOptions): Promise<Accepted> {
+  async #acceptAsNew(params: MessageSendParams, ctx: CallContext): Promise<Accepted> {
     const { message } = params;
     const taken = (await this.#store.findMessage(message.messageId, storeContextOf(ctx), ownerOf(ctx))) !== undefined;
     const renamed = (): MessageSendParams => ({
@@ -239,14 +266,13 @@ export class Intake {
       message: { ...message, messageId: `${message.messageId}#${this.#events.newId()}` },
     });
     const asNew = taken ? renamed() : params;
-    const written = { ...options, deferCreation: false };
     try {
-      return await this.#accept(asNew, ctx, written, false);
+      return await this.#accept(asNew, ctx, false);
     } catch (error) {
       // The same id reached the store at the same moment from another request: a new id, once
       // (a generated one cannot be taken).
       if (!taken && A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE') {
-        return this.#accept(renamed(), ctx, written, false);
+        return this.#accept(renamed(), ctx, false);
       }
       throw error;
     }
@@ -282,13 +308,16 @@ export class Intake {
   }
 
   /** The retry `message` is, when the caller's message index already holds its id. */
-  async #knownRetry(
+  #knownRetry(
     message: Message,
     owner: string | undefined,
     ctx: StoreCallContext | undefined,
   ): Promise<Retry | undefined> {
-    const entry = await this.#store.findMessage(message.messageId, ctx, owner);
-    return entry === undefined ? undefined : this.#retry(message, entry, owner, ctx);
+    // A reaction on the store's answer rather than an async frame awaiting it: every deferred
+    // creation (most blocking sends) asks, and nearly always hears "unknown".
+    return this.#store
+      .findMessage(message.messageId, ctx, owner)
+      .then((entry) => (entry === undefined ? undefined : this.#retry(message, entry, owner, ctx)));
   }
 
   /**

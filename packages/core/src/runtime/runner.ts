@@ -101,8 +101,9 @@ export class TurnRunner {
     const previousState = turn.writer.task.status.state;
     if (isTerminalState(previousState)) return Promise.resolve();
     const { events } = this.#services;
-    // Not awaited: `working` goes to the store together with the agent's first updates.
-    void turn.stage((task) => [events.status(task, 'working')])?.catch(() => undefined);
+    // Not waited for: `working` goes to the store together with the agent's first updates (a
+    // failure to write it is the turn's writeError).
+    turn.enqueue((task) => [events.status(task, 'working')]);
     const context = new RuntimeTurnContext(turn, this.#services, previousState, contextState);
     const timeoutMs = this.#turnTimeoutMs;
     if (timeoutMs === undefined || timeoutMs <= 0) {
@@ -150,7 +151,28 @@ export class TurnRunner {
     }
   }
 
-  async #afterAgent(turn: Turn, thrown: unknown): Promise<void> {
+  /**
+   * After the agent returned or threw. Usually it returned after its final status was written: the
+   * turn's end is written, nothing is left to write, nothing aborted it, and closing it would flush
+   * nothing and stage nothing (closeTurn's build finds the end written). It is settled at once
+   * then, without the chain of async frames (flush, close, retry) that would each find nothing to
+   * do: every one of them costs promises, and a promise hook per promise when tracing is on.
+   */
+  #afterAgent(turn: Turn, thrown: unknown): Promise<void> | undefined {
+    if (
+      thrown === undefined &&
+      turn.phase === 'ended' &&
+      !turn.writing &&
+      turn.abortCause === undefined &&
+      turn.writeError === undefined
+    ) {
+      turn.settle();
+      return undefined;
+    }
+    return this.#flushThenClose(turn, thrown);
+  }
+
+  async #flushThenClose(turn: Turn, thrown: unknown): Promise<void> {
     await turn.flush();
     await this.#closeAfterAgent(turn, thrown);
   }

@@ -79,6 +79,8 @@ export class A2ARuntime {
   readonly #pushDeliverer: PushDeliverer | undefined;
   #operator: OperatorActions | undefined;
   #started: Promise<void> | undefined;
+  /** start() resolved: a send need not await it (one await, and its promise, fewer per send). */
+  #ready = false;
   #draining: Promise<DrainSummary> | undefined;
   #closing: Promise<void> | undefined;
 
@@ -194,6 +196,7 @@ export class A2ARuntime {
   async #start(): Promise<void> {
     await this.store.open();
     await this.#membership.join();
+    this.#ready = true;
   }
 
   /**
@@ -286,7 +289,7 @@ export class A2ARuntime {
 
   /** §7.1 message/send: the task (or the agent's reply Message) when the turn settles, or at once when non-blocking. */
   async sendMessage(params: MessageSendParams, ctx: CallContext = DIRECT_CALL): Promise<Task | Message> {
-    await this.start();
+    if (!this.#ready) await this.start();
     this.#refuseWhenClosing();
     // Without a push config to handle, no call and no await for it (the usual send).
     const push = this.#sendsPushConfig(params) ? await this.#checkSendPushConfig(params) : undefined;

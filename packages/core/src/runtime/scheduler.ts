@@ -234,14 +234,28 @@ export class Scheduler {
    * it. Runs on a chain no one awaits: whatever fails here is logged, and the turn is still
    * settled and its `done` resolved, or a blocking send would hang and a drain wait for it.
    */
-  async #retire(turn: Turn): Promise<void> {
+  #retire(turn: Turn): Promise<void> | undefined {
+    // Usually the commit that ended the turn released its slot: nothing to wait for, so no async
+    // frame (and its promises) either. Not when the turn never ran, its last write was refused
+    // (canceled meanwhile) or failed.
+    if (!turn.holdsSlot) {
+      this.#forget(turn);
+      return undefined;
+    }
+    return this.#releaseThenForget(turn);
+  }
+
+  async #releaseThenForget(turn: Turn): Promise<void> {
     try {
-      // Usually the commit that ended the turn released its slot; not when the turn never ran, its
-      // last write was refused (canceled meanwhile) or failed.
       await this.#releaseSlot(turn);
     } catch (error) {
       this.#log.error({ err: error, taskId: turn.taskId }, "a2a: could not retire the turn's slot");
     }
+    this.#forget(turn);
+  }
+
+  /** The turn is done with: no longer running here, settled, and its `done` resolved. */
+  #forget(turn: Turn): void {
     this.#running.delete(turn);
     this.#registry.delete(turn);
     turn.unsubscribe?.();

@@ -40,6 +40,14 @@ type EmitOptions = { durable?: boolean; after?: () => void };
 const NO_EMIT_OPTIONS: EmitOptions = Object.freeze({});
 
 /**
+ * What an update nobody waits for answers the agent: one resolved promise shared by every turn
+ * rather than a promise (and a reaction and a catch on the write's) per artifact chunk.
+ */
+const QUEUED: Promise<void> = Promise.resolve();
+
+const ignore = (): void => undefined;
+
+/**
  * Its update methods are getters returning a fresh arrow function: `const { complete } = context`
  * works, and a context keeps no closure per method alive while its turn runs (a held stream's turn is mostly
  * waiting). The message and task are copied only if read.
@@ -132,23 +140,31 @@ export class RuntimeTurnContext implements TurnContext {
     return (chunk) => this.#artifact(chunk);
   }
 
-  async #artifact(chunk: ArtifactInput): Promise<string> {
-    // §7.2.3: a chunk with `append` extends the artifact of the previous chunk unless it names one.
-    const artifactId =
-      chunk.artifactId ?? (chunk.append ? this.#lastArtifactId : undefined) ?? this.#services.events.newId();
-    this.#lastArtifactId = artifactId;
-    await this.#emit((current) => {
-      const event: TaskEvent = {
-        kind: 'artifact-update',
-        taskId: current.id,
-        contextId: current.contextId,
-        artifact: toArtifact(chunk, artifactId),
-      };
-      if (chunk.append !== undefined) event.append = chunk.append;
-      if (chunk.lastChunk !== undefined) event.lastChunk = chunk.lastChunk;
-      return [event];
-    }, NO_EMIT_OPTIONS);
-    return artifactId;
+  /**
+   * Not an async function awaiting the queue: a chunk nobody waits for (the usual one) is answered
+   * with its id by one promise, with no frame suspended on the shared resolved one.
+   */
+  #artifact(chunk: ArtifactInput): Promise<string> {
+    try {
+      // §7.2.3: a chunk with `append` extends the artifact of the previous chunk unless it names one.
+      const artifactId =
+        chunk.artifactId ?? (chunk.append ? this.#lastArtifactId : undefined) ?? this.#services.events.newId();
+      this.#lastArtifactId = artifactId;
+      const queued = this.#emit((current) => {
+        const event: TaskEvent = {
+          kind: 'artifact-update',
+          taskId: current.id,
+          contextId: current.contextId,
+          artifact: toArtifact(chunk, artifactId),
+        };
+        if (chunk.append !== undefined) event.append = chunk.append;
+        if (chunk.lastChunk !== undefined) event.lastChunk = chunk.lastChunk;
+        return [event];
+      }, NO_EMIT_OPTIONS);
+      return queued === QUEUED ? Promise.resolve(artifactId) : queued.then(() => artifactId);
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   #status(state: TaskState, message?: MessageInput, metadata?: Metadata): Promise<void> {
@@ -177,21 +193,36 @@ export class RuntimeTurnContext implements TurnContext {
    */
   #emit(build: (current: Task) => TaskEvent[] | undefined, options: EmitOptions): Promise<void> {
     const turn = this.#turn;
-    let staged: Promise<boolean> | undefined;
+    let queued: boolean;
     try {
-      staged = turn.stage(build);
+      queued = turn.enqueue(build);
     } catch (error) {
       return Promise.reject(error);
     }
-    if (staged === undefined) {
+    if (!queued) {
       // Canceled, or the turn already ended: the agent's late updates are dropped (§6.3).
       this.#services.log.debug({ taskId: this.taskId }, 'a2a: dropped an update after the turn ended');
-      return Promise.resolve();
+      return QUEUED;
     }
     const { durable, after } = options;
-    const written =
-      after === undefined ? staged.then(() => undefined) : staged.then((ok) => (ok ? after() : undefined));
-    written.catch(() => undefined); // recorded in turn.writeError; the turn fails with it
-    return durable || turn.backlog > MAX_BACKLOG ? written : Promise.resolve();
+    // The usual update: queued, and nothing waits for its write (a failure is the turn's writeError).
+    if (!durable && turn.backlog <= MAX_BACKLOG) return QUEUED;
+    // One promise, settled by the batch itself rather than chained on a promise of its own.
+    const written = new Promise<void>((resolve, reject) => {
+      turn.whenQueuedWritten({
+        resolve: (ok) => {
+          if (ok && after !== undefined) after();
+          resolve();
+        },
+        reject: (error) => {
+          // Recorded in turn.writeError, and the turn fails with it: an agent that does not await
+          // the update must not crash the process with an unhandled rejection. Handled only when it
+          // fails, so a write that succeeds costs no catch.
+          written.catch(ignore);
+          reject(error);
+        },
+      });
+    });
+    return written;
   }
 }

@@ -139,6 +139,13 @@ export type TurnPhase = 'queued' | 'running' | 'ending' | 'ended' | 'released' |
 /** The phases an end can be staged from, and that a failed end goes back to. */
 type OpenPhase = 'queued' | 'running' | 'released' | 'abandoned';
 
+/** Who waits for a batch of updates to be written (see {@link Turn.whenQueuedWritten}). */
+export interface BatchWaiter {
+  /** Written (true), or dropped because the task became terminal meanwhile (false). */
+  resolve(written: boolean): void;
+  reject(error: unknown): void;
+}
+
 /** What a turn is made from (see Intake). */
 export interface TurnOptions {
   /**
@@ -196,7 +203,7 @@ export class Turn {
   #queue: TaskEvent[] = [];
   /** The queued batch holds the event that ends the turn: its commit releases the slot too. */
   #endQueued = false;
-  #waiters: { resolve: (written: boolean) => void; reject: (error: unknown) => void }[] = [];
+  #waiters: BatchWaiter[] = [];
   #pumping: Promise<void> | undefined;
   #inFlight = 0;
   #creation: PendingCreation | undefined;
@@ -352,12 +359,22 @@ export class Turn {
    * written still writes: its task may still be `working` (see {@link TurnPhase}).
    */
   stage(build: (projected: Task) => TaskEvent[] | undefined): Promise<boolean> | undefined {
+    if (!this.enqueue(build)) return undefined;
+    return new Promise<boolean>((resolve, reject) => this.#waiters.push({ resolve, reject }));
+  }
+
+  /**
+   * {@link stage} without the promise: queues the events `build` makes (false when there was
+   * nothing to write). For updates no one waits for (most of the agent's, the runner's `working`):
+   * a promise per update would be made and dropped on every artifact chunk. A failed write still
+   * reaches the turn ({@link writeError}); {@link whenQueuedWritten} waits for it after all.
+   */
+  enqueue(build: (projected: Task) => TaskEvent[] | undefined): boolean {
     const phase = this.#phase;
-    if (phase === 'ending' || phase === 'ended' || isTerminalState(this.projected.status.state)) return undefined;
+    if (phase === 'ending' || phase === 'ended' || isTerminalState(this.projected.status.state)) return false;
     const events = build(this.projected);
-    if (events === undefined || events.length === 0) return undefined;
+    if (events === undefined || events.length === 0) return false;
     this.projected = projectStatus(this.projected, events);
-    const written = new Promise<boolean>((resolve, reject) => this.#waiters.push({ resolve, reject }));
     for (const event of events) {
       this.#queue.push(event);
       if (endsTurn(event, this.messageId) && !this.#endQueued) {
@@ -366,7 +383,21 @@ export class Turn {
       }
     }
     this.#pumping ??= this.#pump();
-    return written;
+    return true;
+  }
+
+  /**
+   * Tells `waiter` how the batch holding the updates queued last ends, as {@link stage}'s promise
+   * would: written (true), dropped because the task became terminal (false), or failed. Call it
+   * right after {@link enqueue} returned true, while those updates are still queued.
+   */
+  whenQueuedWritten(waiter: BatchWaiter): void {
+    this.#waiters.push(waiter);
+  }
+
+  /** Updates are queued or being written (flush would wait). */
+  get writing(): boolean {
+    return this.#pumping !== undefined;
   }
 
   async #pump(): Promise<void> {
@@ -419,11 +450,13 @@ export class Turn {
    * the same commit. The writer applies the whole batch to its snapshot once (applyEvents copies
    * each changed list once per call): a burst of k chunks into an artifact of n parts costs O(n + k).
    */
-  async #commit(events: TaskEvent[], ends: boolean): Promise<boolean> {
-    const result = await this.writer.commit((task) => (isTerminalState(task.status.state) ? undefined : events), {
-      releaseSlot: ends ? this.#slot : undefined,
-    });
-    return result !== undefined;
+  #commit(events: TaskEvent[], ends: boolean): Promise<boolean> {
+    // A reaction on the writer's promise rather than an async frame awaiting it: one promise fewer per batch.
+    return this.writer
+      .commit((task) => (isTerminalState(task.status.state) ? undefined : events), {
+        releaseSlot: ends ? this.#slot : undefined,
+      })
+      .then((result) => result !== undefined);
   }
 
   /**
@@ -432,23 +465,26 @@ export class Turn {
    * all: the turn is over by the time anyone could queue behind it. Otherwise the commit takes the
    * slot, which later commits release, as for a turn whose task was written before it ran.
    */
-  async #create(creation: PendingCreation, events: TaskEvent[], ends: boolean): Promise<boolean> {
+  #create(creation: PendingCreation, events: TaskEvent[], ends: boolean): Promise<boolean> {
     const options: CommitOptions = { owner: creation.owner };
     if (!ends) options.takeSlot = creation.takeSlot;
     const created = this.writer.task;
-    const result = await this.writer.commit(
+    const committed = this.writer.commit(
       // After a lost answer to a creating commit that was written, the writer reloads: the task
       // exists, so the batch goes as an update (or not at all, if the task is terminal by then).
       (task) =>
         this.writer.version === 0 ? [created, ...events] : isTerminalState(task.status.state) ? undefined : events,
       options,
     );
-    this.#creation = undefined;
-    if (options.takeSlot !== undefined && result !== undefined) {
-      if (result.turn === undefined) throw new A2AError('INTERNAL', 'The store did not return the enqueued turn.');
-      this.#slot = result.turn;
-    }
-    return result !== undefined;
+    // A reaction rather than an async frame (see #commit).
+    return committed.then((result) => {
+      this.#creation = undefined;
+      if (options.takeSlot !== undefined && result !== undefined) {
+        if (result.turn === undefined) throw new A2AError('INTERNAL', 'The store did not return the enqueued turn.');
+        this.#slot = result.turn;
+      }
+      return result !== undefined;
+    });
   }
 
   /** Resolves when every update queued so far is written (or failed). */
