@@ -161,7 +161,13 @@ export class RuntimeTurnContext implements TurnContext {
         if (chunk.lastChunk !== undefined) event.lastChunk = chunk.lastChunk;
         return [event];
       }, NO_EMIT_OPTIONS);
-      return queued === QUEUED ? Promise.resolve(artifactId) : queued.then(() => artifactId);
+      if (queued === QUEUED) return Promise.resolve(artifactId);
+      // Past the backlog the chunk waits for its write; the promise handed to the agent is a new
+      // one, so it needs its own handler: an agent that streams chunks without awaiting them must
+      // not crash the process when the store fails (the turn fails with the error instead).
+      const answer = queued.then(() => artifactId);
+      answer.catch(ignore);
+      return answer;
     } catch (error) {
       return Promise.reject(error);
     }

@@ -153,3 +153,48 @@ describe('a store outage during a turn', () => {
     expect(next.status.state).toBe('completed');
   });
 });
+
+describe('an agent that does not await its chunks while the store fails', () => {
+  // Review finding (issue 22's promise trimming): past the backlog of queued updates a chunk's
+  // promise waits for its write, and `artifact()` handed the agent a second promise made from it
+  // with no handler, so a failed write became an unhandled rejection, which ends a Node process.
+  it('gets no unhandled rejection: the turn fails with the store error, and the context goes on', async () => {
+    const { store, outage } = flaky(new MemoryStore());
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const runtime = start(
+        (turn) => {
+          if (turn.text !== 'flood') return turn.complete('ok');
+          outage.down = true;
+          // More chunks than the backlog allows, none awaited: the later ones wait for their write.
+          for (let i = 0; i < 400; i++) void turn.artifact({ artifactId: 'a', append: i > 0, text: `c${i}` });
+          void turn.complete('flooded');
+        },
+        { store: store as A2AStore },
+      );
+      const first = asTask(
+        await runtime.sendMessage({
+          message: userMessage('flood', { contextId: 'c3' }),
+          configuration: { blocking: false },
+        }),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      outage.down = false;
+      const ended = await waitFor(async () => {
+        const record = await store.getTask(first.id);
+        return record && !['submitted', 'working'].includes(record.task.status.state) ? record : undefined;
+      });
+      expect(ended.task.status.state).toBe('failed');
+      expect(textParts(ended.task.status.message?.parts)).toMatch(/injected outage/);
+      // Rejections are reported after a macrotask: give them one before counting.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+      const next = asTask(await runtime.sendMessage({ message: userMessage('after', { contextId: 'c3' }) }));
+      expect(next.status.state).toBe('completed');
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
+  });
+});
