@@ -306,8 +306,8 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     // Serialised here, once: pg would turn a JS array into a Postgres array literal rather than JSON.
     // The events go as one JSON array text, not a json[] of one text per event: pg writes a json[]
     // as an array literal, escaping every quote of every event (two String.replace copies of each),
-    // garbage that, with thousands of streams opening, was most of what this store allocated per
-    // commit beyond the other stores (bench/PROFILE.md, "Held streams").
+    // the largest single piece of garbage this store made per commit while thousands of streams
+    // open (bench/PROFILE.md, "Held streams").
     const values: unknown[] = [
       this.namespace,
       taskId,
