@@ -35,7 +35,7 @@ export interface CommitShape {
  * see `notify` in {@link statements}.
  *
  * $1 namespace, $2 task id, $3 context id, $4 state, $5 new version, $6 task, $7 now,
- * $8 expected version, $9 events (json[]), $10 message ids (text[]), $11 status timestamp (what
+ * $8 expected version, $9 events (one JSON array: see `commit` in store.ts), $10 message ids (text[]), $11 status timestamp (what
  * listTasks sorts by), $12 the commit's owner (NULL for none: the task's owner when it creates
  * the task, and the scope of the message ids, '' for none), $13 the messages' digests (text[],
  * one per id), $14 the commit's trace context (NULL for none); then, when enqueueing, the turn id, the worker id and the context's lock key; then,
@@ -59,7 +59,7 @@ export function commitStatements(s: string): (shape: CommitShape) => string {
       `events AS (
         INSERT INTO ${s}.events (namespace, task_id, seq, event, created_at)
         SELECT $1::text, $2::text, ($8::integer + e.ord)::integer, e.event, $7::bigint
-        FROM written, unnest($9::json[]) WITH ORDINALITY AS e(event, ord))`,
+        FROM written, json_array_elements($9::json) WITH ORDINALITY AS e(event, ord))`,
       `indexed AS (
         INSERT INTO ${s}.messages (namespace, owner, message_id, task_id, context_id, digest)
         SELECT $1::text, coalesce($12::text, ''), m.id, $2::text, $3::text, m.digest
