@@ -95,7 +95,7 @@ export function whyMissed(kind: TargetKind, result: RunResult): string | undefin
       return [
         "**Held streams.** A held stream costs the Fastify request and reply, the SSE context, the task with its log in the store, the running turn with its AbortSignal (the agent sleeps on it) and the paused agent, the stream's reader, and the socket; the raw-Fastify ceiling row shows what the HTTP and SSE part alone costs.",
         "The heap per stream is at or below the SDK's; RSS also keeps what the heap and allocators grew to while 10,000 streams opened, which the GC does not return.",
-        "With Postgres each stream's turn also commits through the pool while thousands open at once, so RSS grows by the queued queries' buffers as well.",
+        'With Postgres the live objects per stream are the same (a heap snapshot diff finds nothing of pg\'s kept per stream); the extra RSS is what opening thousands at once leaves behind: heap pages V8 keeps unused and a larger malloc heap, grown by the garbage of about four pool queries and two pipelined commits per stream (bench/PROFILE.md, "Held streams").',
       ].join(' ');
     case 'rss': {
       const notes: string[] = [];
