@@ -46,6 +46,14 @@ function flaky(store: MemoryStore): { store: MemoryStore; outage: { down: boolea
   return { store, outage };
 }
 
+/** The task's record once its turn has ended (its state is past submitted and working). */
+function settledRecord(store: MemoryStore, taskId: string) {
+  return waitFor(async () => {
+    const record = await store.getTask(taskId);
+    return record && !['submitted', 'working'].includes(record.task.status.state) ? record : undefined;
+  });
+}
+
 describe('a store outage during a turn', () => {
   it('the turn ends once the store is back, and the next message of its context runs', async () => {
     const { store, outage } = flaky(new MemoryStore());
@@ -76,10 +84,7 @@ describe('a store outage during a turn', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     outage.down = false;
 
-    const ended = await waitFor(async () => {
-      const record = await store.getTask(first.id);
-      return record && !['submitted', 'working'].includes(record.task.status.state) ? record : undefined;
-    });
+    const ended = await settledRecord(store, first.id);
     expect(ended.task.status.state).toBe('failed');
     expect(textParts(ended.task.status.message?.parts)).toMatch(/injected outage/);
     expect(await store.listWorkerTurns(runtime.workerId)).toEqual([]);
@@ -182,10 +187,7 @@ describe('an agent that does not await its chunks while the store fails', () => 
       );
       await new Promise((resolve) => setTimeout(resolve, 100));
       outage.down = false;
-      const ended = await waitFor(async () => {
-        const record = await store.getTask(first.id);
-        return record && !['submitted', 'working'].includes(record.task.status.state) ? record : undefined;
-      });
+      const ended = await settledRecord(store, first.id);
       expect(ended.task.status.state).toBe('failed');
       expect(textParts(ended.task.status.message?.parts)).toMatch(/injected outage/);
       // Rejections are reported after a macrotask: give them one before counting.
