@@ -78,7 +78,12 @@ async function waitForState(id: string, states: string[], timeoutMs = 30_000): P
     if (state !== undefined && states.includes(state)) return answer.result as Record<string, unknown>;
     await sleep(200);
   }
-  throw new Error(`task ${id} never reached ${states.join('/')}: last answer ${JSON.stringify(last)}`);
+  // The server's warnings and errors go with the failure: which store call failed, and when, is
+  // what tells a real regression from the store coming back slower than this test allows.
+  const warnings = logs.filter((line) => typeof line.level === 'number' && line.level >= 40).slice(-10);
+  throw new Error(
+    `task ${id} never reached ${states.join('/')}: last answer ${JSON.stringify(last)}; server warnings: ${JSON.stringify(warnings)}`,
+  );
 }
 
 it('after a store outage mid-turn, every context and task is usable again', async () => {
