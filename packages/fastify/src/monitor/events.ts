@@ -81,6 +81,17 @@ export class MonitorHub {
   /** Takes over the reply: hello, snapshots, replay after `lastEventId`, then live changes. */
   async open(reply: FastifyReply, lastEventId: string | undefined): Promise<void> {
     const { store } = this.#options;
+    if (this.#closed) {
+      // The server began closing while the operator check ran: close() ended the streams it had,
+      // and one opened now would start the subscription and timers again and hold its connection,
+      // so that the server's close would wait on it (issue 28, item 8).
+      await reply
+        .code(503)
+        .header('retry-after', '1')
+        .header('cache-control', 'no-store')
+        .send({ error: 'UNAVAILABLE', message: 'The server is closing; reconnect in a moment.' });
+      return;
+    }
     reply.hijack();
     const res = reply.raw;
     // The client may have left while the operator check ran: 'close' has fired already, so a

@@ -128,3 +128,49 @@ describe('issue 28, item 9: a failed store read loses no task change', () => {
     await waitFor(() => reader.ended, 5000, 'the connection to close');
   }, 20_000);
 });
+
+describe('issue 28, item 8: the events stream opened while the server closes', () => {
+  it('an operator check that ends after close() began gets 503, and close() does not wait on the stream', async () => {
+    let checking!: () => void;
+    const checkStarted = new Promise<void>((resolve) => {
+      checking = resolve;
+    });
+    const checked = gate();
+    const app = Fastify({ logger: false });
+    await app.register(a2aPlugin, {
+      agentCard: testCard,
+      store: new MemoryStore(),
+      retention: false,
+      drainTimeoutMs: 100,
+      heartbeatIntervalMs: 100,
+      // An operator check that takes its time (a token introspection call).
+      monitor: {
+        authorize: async () => {
+          checking();
+          await checked.promise;
+          return 'olga';
+        },
+      },
+      executor: async (turn) => turn.complete(),
+    });
+    const url = await listen(app);
+    const controller = new AbortController();
+    const response = fetch(`${url}/monitor/events`, { headers: OPERATOR, signal: controller.signal });
+    await checkStarted;
+    const closed = app.close().then(() => 'closed');
+    // The monitor's preClose ran (it ended the streams it had) before the check lets this one in.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    checked.open();
+    try {
+      const outcome = await Promise.race([closed, new Promise((resolve) => setTimeout(() => resolve('still open'), 3000))]);
+      expect(outcome).toBe('closed');
+      const answer = await response;
+      expect(answer.status).toBe(503);
+      expect(answer.headers.get('retry-after')).toBe('1');
+      expect(await answer.json()).toMatchObject({ error: 'UNAVAILABLE' });
+    } finally {
+      controller.abort();
+      await closed;
+    }
+  });
+});
