@@ -103,7 +103,10 @@ class BodyDeadlines {
     // the socket is that answer's, and a raw write would land inside it. Looked at again once the
     // earlier answer is done and the socket is this response's.
     if (response.socket !== socket) return false;
-    reply.request.log.info({ bodyTimeoutMs: this.#ms }, 'a2a: request body not received in time; closing the connection');
+    reply.request.log.info(
+      { bodyTimeoutMs: this.#ms },
+      'a2a: request body not received in time; closing the connection',
+    );
     const body = JSON.stringify(this.#answer());
     // Raw, not through the response: Fastify still waits for the body and would answer again.
     socket.end(

@@ -13,15 +13,12 @@ export interface RawResponse {
 }
 
 /** One request's bytes. `body` sets Content-Length; `headers` may override anything. */
-export function rawRequest(
-  method: string,
-  path: string,
-  headers: Record<string, string> = {},
-  body?: string,
-): string {
+export function rawRequest(method: string, path: string, headers: Record<string, string> = {}, body?: string): string {
   const all: Record<string, string> = {
     host: '127.0.0.1',
-    ...(body === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }),
+    ...(body === undefined
+      ? {}
+      : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) }),
     ...headers,
   };
   const head = Object.entries(all)
@@ -85,7 +82,8 @@ export class RawConnection {
         this.#buffer = this.#buffer.subarray(parsed.length);
         return parsed.response;
       }
-      if (this.#closed) throw new Error(`the connection closed inside a response; received: ${JSON.stringify(this.unread)}`);
+      if (this.#closed)
+        throw new Error(`the connection closed inside a response; received: ${JSON.stringify(this.unread)}`);
       if (Date.now() > deadline) throw new Error(`no complete response; received: ${JSON.stringify(this.unread)}`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, 50);
@@ -127,7 +125,9 @@ function parseResponse(bytes: Buffer): { response: RawResponse; length: number }
       if (lineEnd === -1) return undefined;
       const sizeText = bytes.subarray(at, lineEnd).toString('latin1');
       if (!/^[0-9a-fA-F]+$/.test(sizeText)) {
-        throw new Error(`malformed chunk size ${JSON.stringify(sizeText)} in: ${JSON.stringify(bytes.toString('latin1'))}`);
+        throw new Error(
+          `malformed chunk size ${JSON.stringify(sizeText)} in: ${JSON.stringify(bytes.toString('latin1'))}`,
+        );
       }
       const size = Number.parseInt(sizeText, 16);
       const dataEnd = lineEnd + 2 + size;
@@ -139,7 +139,10 @@ function parseResponse(bytes: Buffer): { response: RawResponse; length: number }
       at = dataEnd + 2;
       if (size === 0) break;
     }
-    return { response: { status: Number(status[1]), headers, body: Buffer.concat(chunks).toString('utf8') }, length: at };
+    return {
+      response: { status: Number(status[1]), headers, body: Buffer.concat(chunks).toString('utf8') },
+      length: at,
+    };
   }
   const length = Number(headers['content-length'] ?? 0);
   if (bytes.length < at + length) return undefined;

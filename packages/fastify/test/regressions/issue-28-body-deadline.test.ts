@@ -10,10 +10,11 @@
  * Real sockets (node:net) against a listening server with authentication on: both bindings, both
  * versions, keep-alive and pipelined, a streaming and a plain answer after each kind of refusal.
  */
+
+import { MemoryStore } from '@fastify-a2a/store-memory';
 import type { FastifyInstance } from 'fastify';
 import Fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryStore } from '@fastify-a2a/store-memory';
 import { a2aPlugin, bearerTokens } from '../../src/index.js';
 import { listen, nextId, parseSse, testCard, userMessage } from '../helpers.js';
 import { RawConnection, rawRequest } from '../raw-http.js';
@@ -82,7 +83,11 @@ function headersOf(version: Version, stream: boolean, extra: Record<string, stri
 }
 
 /** Asserts the authorised answer is whole: 200, its framing intact, and the turn's final state in it. */
-function expectWhole(answer: { status: number; headers: Record<string, string>; body: string }, stream: boolean, text: string) {
+function expectWhole(
+  answer: { status: number; headers: Record<string, string>; body: string },
+  stream: boolean,
+  text: string,
+) {
   expect(answer.status, answer.body).toBe(200);
   if (stream) {
     expect(answer.headers['content-type']).toMatch(/^text\/event-stream/);
@@ -99,7 +104,11 @@ function expectWhole(answer: { status: number; headers: Record<string, string>; 
 
 const REFUSALS = [
   { name: 'authentication (401)', status: 401, headers: {} as Record<string, string> },
-  { name: "an application's preParsing hook (429)", status: 429, headers: { authorization: `Bearer ${TOKEN}`, 'x-over-limit': '1' } },
+  {
+    name: "an application's preParsing hook (429)",
+    status: 429,
+    headers: { authorization: `Bearer ${TOKEN}`, 'x-over-limit': '1' },
+  },
 ];
 
 describe.concurrent('a refused request leaves no body deadline behind on its connection', () => {
@@ -112,7 +121,12 @@ describe.concurrent('a refused request leaves no body deadline behind on its con
               const connection = await RawConnection.open(port);
               try {
                 const refusedSend = send(binding, version, stream, 'refused');
-                const refused = rawRequest('POST', refusedSend.path, headersOf(version, stream, refusal.headers), refusedSend.body);
+                const refused = rawRequest(
+                  'POST',
+                  refusedSend.path,
+                  headersOf(version, stream, refusal.headers),
+                  refusedSend.body,
+                );
                 const text = nextId('authorised');
                 const authorisedSend = send(binding, version, stream, text);
                 const authorised = rawRequest(
@@ -149,7 +163,13 @@ describe.concurrent('the deadline still bounds a body that does not come, withou
       const connection = await RawConnection.open(port);
       try {
         const { path } = send(binding, '1.0', false, 'never');
-        connection.write(rawRequest('POST', path, { 'a2a-version': '1.0', 'content-type': 'application/json', 'content-length': '100' }));
+        connection.write(
+          rawRequest('POST', path, {
+            'a2a-version': '1.0',
+            'content-type': 'application/json',
+            'content-length': '100',
+          }),
+        );
         const refused = await connection.response();
         expect(refused.status).toBe(401);
         const after = await connection.idle(2 * DEADLINE_MS + 200);
@@ -167,9 +187,19 @@ describe.concurrent('the deadline still bounds a body that does not come, withou
         const streamed = send(binding, '1.0', true, text);
         const late = send(binding, '1.0', false, 'late');
         connection.write(
-          rawRequest('POST', streamed.path, headersOf('1.0', true, { authorization: `Bearer ${TOKEN}` }), streamed.body) +
+          rawRequest(
+            'POST',
+            streamed.path,
+            headersOf('1.0', true, { authorization: `Bearer ${TOKEN}` }),
+            streamed.body,
+          ) +
             // Headers and half a body: the rest never comes.
-            rawRequest('POST', late.path, headersOf('1.0', false, { authorization: `Bearer ${TOKEN}` }), late.body).slice(0, -10),
+            rawRequest(
+              'POST',
+              late.path,
+              headersOf('1.0', false, { authorization: `Bearer ${TOKEN}` }),
+              late.body,
+            ).slice(0, -10),
         );
         expectWhole(await connection.response(), true, text);
         const timedOut = await connection.response();

@@ -162,7 +162,10 @@ describe('issue 28, item 8: the events stream opened while the server closes', (
     await new Promise((resolve) => setTimeout(resolve, 200));
     checked.open();
     try {
-      const outcome = await Promise.race([closed, new Promise((resolve) => setTimeout(() => resolve('still open'), 3000))]);
+      const outcome = await Promise.race([
+        closed,
+        new Promise((resolve) => setTimeout(() => resolve('still open'), 3000)),
+      ]);
       expect(outcome).toBe('closed');
       const answer = await response;
       expect(answer.status).toBe(503);

@@ -7,7 +7,7 @@
  * comes at once (the task, or its snapshot on a resubscribe, even with a Last-Event-ID at the
  * newest event), and each frame is written only to a connected client. This pins that down.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, it } from 'vitest';
 import { buildApp, listen, postSse, readSse, rpcBody, type TestApp, userMessage, waitFor } from '../helpers.js';
 
 let t: TestApp | undefined;
@@ -62,11 +62,18 @@ describe('a stream whose client left before it started', () => {
     try {
       // A running task, and the id of the last event its stream carried.
       const first = new AbortController();
-      const response = await postSse(`${base}/a2a`, rpcBody('message/stream', { message: userMessage('go') }), {}, first.signal);
+      const response = await postSse(
+        `${base}/a2a`,
+        rpcBody('message/stream', { message: userMessage('go') }),
+        {},
+        first.signal,
+      );
       let taskId = '';
       let lastId = '';
       for await (const event of readSse(response)) {
-        const result = (event.data as { result: { kind: string; id?: string; taskId?: string; status?: { state: string } } }).result;
+        const result = (
+          event.data as { result: { kind: string; id?: string; taskId?: string; status?: { state: string } } }
+        ).result;
         taskId = result.taskId ?? result.id ?? taskId;
         lastId = event.id ?? lastId;
         if (result.kind === 'status-update' && result.status?.state === 'working') break;
@@ -77,9 +84,12 @@ describe('a stream whose client left before it started', () => {
       // The reconnect: its client leaves while the call is being authorized.
       holdSubscribe = true;
       const second = new AbortController();
-      const resubscribe = postSse(`${base}/a2a`, rpcBody('tasks/resubscribe', { id: taskId }), { 'last-event-id': lastId }, second.signal).catch(
-        () => undefined,
-      );
+      const resubscribe = postSse(
+        `${base}/a2a`,
+        rpcBody('tasks/resubscribe', { id: taskId }),
+        { 'last-event-id': lastId },
+        second.signal,
+      ).catch(() => undefined);
       await held;
       second.abort();
       await resubscribe;
