@@ -24,6 +24,10 @@ const RESUME_MARGIN_MS = 5000;
 const RESUME_LIMIT = 500;
 /** How often the workers are read again for the `workers` event (only sent when they changed). */
 const WORKERS_INTERVAL_MS = 2000;
+/** After a failed read of changed tasks, the first retry's delay (doubling with each failure in a row). */
+const FLUSH_RETRY_MS = 250;
+/** Failed reads in a row (about 4 s with the doubling) before the connections are told to resync. */
+const FLUSH_RETRIES = 4;
 /** Bytes waiting on a connection beyond which it is resynced, whatever the event count. */
 const MAX_BUFFERED_BYTES = 8 * 1024 * 1024;
 
@@ -48,6 +52,9 @@ export class MonitorHub {
   readonly #connections = new Set<Connection>();
   readonly #pending = new Set<string>();
   #flushing = false;
+  /** A failed flush's retry, and how many flushes in a row failed. */
+  #retryTimer: NodeJS.Timeout | undefined;
+  #failedFlushes = 0;
   #unsubscribe: (() => void) | undefined;
   #workersTimer: NodeJS.Timeout | undefined;
   #heartbeat: NodeJS.Timeout | undefined;
@@ -74,6 +81,17 @@ export class MonitorHub {
   /** Takes over the reply: hello, snapshots, replay after `lastEventId`, then live changes. */
   async open(reply: FastifyReply, lastEventId: string | undefined): Promise<void> {
     const { store } = this.#options;
+    if (this.#closed) {
+      // The server began closing while the operator check ran: close() ended the streams it had,
+      // and one opened now would start the subscription and timers again and hold its connection,
+      // so that the server's close would wait on it (issue 28, item 8).
+      await reply
+        .code(503)
+        .header('retry-after', '1')
+        .header('cache-control', 'no-store')
+        .send({ error: 'UNAVAILABLE', message: 'The server is closing; reconnect in a moment.' });
+      return;
+    }
     reply.hijack();
     const res = reply.raw;
     // The client may have left while the operator check ran: 'close' has fired already, so a
@@ -163,6 +181,11 @@ export class MonitorHub {
     this.#unsubscribe = undefined;
     clearInterval(this.#workersTimer);
     clearInterval(this.#heartbeat);
+    // Nobody is left to tell: a new connection starts from snapshots.
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
+    this.#failedFlushes = 0;
+    this.#pending.clear();
     this.#lastWorkers = '';
   }
 
@@ -175,31 +198,72 @@ export class MonitorHub {
     this.#pending.add(taskId);
     if (this.#flushing) return;
     this.#flushing = true;
+    // A change while a retry waits: read now, the store may be back (the retry is then moot).
+    clearTimeout(this.#retryTimer);
+    this.#retryTimer = undefined;
     // Coalesced: a burst of commits of one task becomes one read and one event.
     setImmediate(() => void this.#flush());
   }
 
   async #flush(): Promise<void> {
     const { store } = this.#options;
+    let failed = false;
     try {
       while (this.#pending.size > 0 && this.#connections.size > 0) {
         const taskIds = [...this.#pending];
         this.#pending.clear();
-        const queue = await QueueView.read(store);
-        const now = this.#now();
-        for (const taskId of taskIds) {
-          const record: TaskRecord | undefined = await store.getTask(taskId);
-          if (record === undefined) continue;
-          this.#broadcast('task', await taskView(store, record, queue, now));
+        let sent = 0;
+        try {
+          const queue = await QueueView.read(store);
+          const now = this.#now();
+          for (const taskId of taskIds) {
+            const record: TaskRecord | undefined = await store.getTask(taskId);
+            if (record !== undefined) this.#broadcast('task', await taskView(store, record, queue, now));
+            sent++;
+          }
+          this.#sendWorkers(queue, now);
+        } catch (error) {
+          // A store blip: the changes not sent yet stay pending, for the retry (issue 28, item 9).
+          for (const taskId of taskIds.slice(sent)) this.#pending.add(taskId);
+          throw error;
         }
-        this.#sendWorkers(queue, now);
       }
+      this.#failedFlushes = 0;
     } catch (error) {
       this.#options.onError(error);
+      failed = true;
     } finally {
-      this.#pending.clear();
       this.#flushing = false;
     }
+    if (failed) this.#retryFlush();
+  }
+
+  /**
+   * Reads the pending changes again after a failed read, a little later each time; when the store
+   * stays unreadable that long, the connections are told to resync (they reload everything once
+   * it is back) rather than show a task's old state for good.
+   */
+  #retryFlush(): void {
+    if (this.#connections.size === 0) {
+      this.#pending.clear();
+      return;
+    }
+    if (++this.#failedFlushes > FLUSH_RETRIES) {
+      this.#failedFlushes = 0;
+      this.#pending.clear();
+      for (const connection of [...this.#connections]) {
+        this.#resync(connection, 'the store could not be read; reload everything');
+      }
+      return;
+    }
+    const delayMs = FLUSH_RETRY_MS * 2 ** (this.#failedFlushes - 1);
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = undefined;
+      if (this.#flushing || this.#pending.size === 0) return;
+      this.#flushing = true;
+      void this.#flush();
+    }, delayMs);
+    this.#retryTimer.unref();
   }
 
   async #pollWorkers(): Promise<void> {

@@ -62,6 +62,15 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
   scope,
   { binding, streams, bodyLimit, bodyTimeoutMs, authentication, agentPrefix = '' },
 ) => {
+  // Armed before authentication, as on HTTP+JSON: a refused request whose body is still on its way
+  // is bounded too (its deadline ends with its answer when the body is in: body-deadline.ts).
+  limitBodyTime(scope, bodyTimeoutMs, () =>
+    errorResponse(
+      null,
+      new A2AError('INVALID_REQUEST', `Invalid Request: the body did not arrive within ${bodyTimeoutMs} ms.`),
+      jsonRpc0_3,
+    ),
+  );
   if (authentication !== undefined) {
     // The body is not read yet, so the answer's id is null (JSON-RPC 2.0 §5: the id could not be
     // determined); refusing first means an unauthenticated client cannot make the server parse.
@@ -78,13 +87,6 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
         .send(errorResponse(null, error, mapping));
     });
   }
-  limitBodyTime(scope, bodyTimeoutMs, () =>
-    errorResponse(
-      null,
-      new A2AError('INVALID_REQUEST', `Invalid Request: the body did not arrive within ${bodyTimeoutMs} ms.`),
-      jsonRpc0_3,
-    ),
-  );
   scope.removeAllContentTypeParsers();
   scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
   scope.setErrorHandler((error: FastifyError, request, reply) => {
