@@ -539,7 +539,9 @@ describe('commits of a running task (issue 30)', () => {
     await createTask(store, task);
     const chunks = 30;
     for (let i = 0; i < chunks; i++) {
-      await appendEvents(store, task.id, [artifactUpdate(task, { artifactId: 'answer', parts: [{ kind: 'text', text: `t${i} ` }] }, { append: i > 0 })]);
+      await appendEvents(store, task.id, [
+        artifactUpdate(task, { artifactId: 'answer', parts: [{ kind: 'text', text: `t${i} ` }] }, { append: i > 0 }),
+      ]);
     }
     // A backend reports its table statistics within about a second of going idle.
     const hot = { hot: 0, updates: 0 };
@@ -562,7 +564,13 @@ describe('commits of a running task (issue 30)', () => {
     // The generated terminal_at: NULL while running, the last commit's time once terminal, found by purge.
     const record = await store.getTask(task.id);
     const done = applyEvents(record?.task, [
-      { kind: 'status-update', taskId: task.id, contextId: task.contextId, status: { state: 'completed' }, final: true },
+      {
+        kind: 'status-update',
+        taskId: task.id,
+        contextId: task.contextId,
+        status: { state: 'completed' },
+        final: true,
+      },
     ]);
     await appendEvents(store, task.id, [
       { kind: 'status-update', taskId: task.id, contextId: task.contextId, status: done.status, final: true },
