@@ -88,6 +88,18 @@ const TERMINAL_STATES = `('completed', 'canceled', 'failed', 'rejected')`;
  * measured duration; on a large database apply it with `migrationSql(schema, { after: 4 })` at a
  * quiet moment). Workers of the previous release keep working after it: their message rows go to
  * the anonymous scope, and their tasks have no owner.
+ *
+ * Step 8 lets the commits of a running task be heap-only (HOT) updates: Postgres writes no index
+ * entry for an update that changes no indexed column and finds room on the row's page. Every
+ * commit changes `updated_at`, which `tasks_terminal` indexed, so every commit (one per streamed
+ * chunk, at worst) wrote an entry into each of the table's eight indexes (issue 30). Step 8 indexes
+ * `terminal_at` instead: a stored generated column, NULL until the task is terminal, so a chunk's
+ * commit changes `version`, `task` and `updated_at`, none of them indexed, and leaves the
+ * indexes alone. Being generated, it is right for the commits of workers of the previous release
+ * too, whose purge (on `state` and `updated_at`) still works, without an index. `fillfactor` 80
+ * leaves a fifth of each new page free for such updates. What it locks: adding a stored generated
+ * column rewrites `tasks` under ACCESS EXCLUSIVE, so commits wait for the whole step (apply it
+ * with `migrationSql(schema, { after: 7 })` at a quiet moment on a large table).
  */
 export const migrations: readonly Migration[] = [
   {
@@ -306,6 +318,23 @@ ALTER TABLE ${s}.tasks ADD COLUMN trace_context text;
     sql: (s) => `
 ALTER TABLE ${s}.workers ADD COLUMN incarnation text, ADD COLUMN host text, ADD COLUMN pid integer,
   ADD COLUMN started_at bigint;
+`,
+  },
+  {
+    version: 8,
+    name: 'heap-only updates of a running task',
+    // See the comment above `migrations` for why and what step 8 locks.
+    sql: (s) => `
+-- When a terminal task was finished, derived by Postgres from the state and the time of the last
+-- commit, so that workers of every release keep it right: NULL while the task runs.
+ALTER TABLE ${s}.tasks ADD COLUMN terminal_at bigint
+  GENERATED ALWAYS AS (CASE WHEN state IN ${TERMINAL_STATES} THEN updated_at END) STORED;
+-- purgeExpired: terminal tasks finished before the cutoff. Replaces tasks_terminal, the one index
+-- on updated_at, the column every commit changes.
+CREATE INDEX tasks_terminal_at ON ${s}.tasks (namespace, terminal_at) WHERE terminal_at IS NOT NULL;
+DROP INDEX ${s}.tasks_terminal;
+-- Room on each page for the next version of its rows, so an update can stay on the page.
+ALTER TABLE ${s}.tasks SET (fillfactor = 80);
 `,
   },
 ];

@@ -174,13 +174,13 @@ export function statements(schema: string) {
     setContext: `
       INSERT INTO ${s}.contexts (namespace, context_id, state, updated_at) VALUES ($1, $2, $3::json, $4)
       ON CONFLICT (namespace, context_id) DO UPDATE SET state = EXCLUDED.state, updated_at = EXCLUDED.updated_at`,
-    // The state list matches the partial index `tasks_terminal`. Events, push configs and push
+    // `terminal_at` is set exactly for terminal tasks (migration 8), read through its partial index. Events, push configs and push
     // deliveries go with their task (ON DELETE CASCADE); the message ids indexed for the tasks go
     // in the same statement.
     purgeTasks: `
       WITH purged AS (
         DELETE FROM ${s}.tasks
-        WHERE namespace = $1 AND state IN (${SQL_STATE_LISTS.terminal}) AND updated_at < $2
+        WHERE namespace = $1 AND terminal_at < $2
         RETURNING task_id
       ),
       unindexed AS (

@@ -530,3 +530,58 @@ describe('group commit', () => {
     expect(await backends(app)).toBeGreaterThanOrEqual(1);
   });
 });
+
+describe('commits of a running task (issue 30)', () => {
+  it('are heap-only updates: a streamed chunk writes no index entry for its task, and purge still finds finished tasks', async () => {
+    const schema = db.newSchema();
+    const store = await openStore({ schema });
+    const task = taskFixture({ state: 'working' });
+    await createTask(store, task);
+    const chunks = 30;
+    for (let i = 0; i < chunks; i++) {
+      await appendEvents(store, task.id, [
+        artifactUpdate(task, { artifactId: 'answer', parts: [{ kind: 'text', text: `t${i} ` }] }, { append: i > 0 }),
+      ]);
+    }
+    // A backend reports its table statistics within about a second of going idle.
+    const hot = { hot: 0, updates: 0 };
+    await eventually(
+      "the store's backends to report their table statistics",
+      async () => {
+        const { rows } = await db.query<{ hot: string; updates: string }>(
+          `SELECT n_tup_hot_upd::text AS hot, n_tup_upd::text AS updates FROM pg_stat_user_tables
+           WHERE schemaname = $1 AND relname = 'tasks'`,
+          [schema],
+        );
+        hot.hot = Number(rows[0]?.hot ?? 0);
+        hot.updates = Number(rows[0]?.updates ?? 0);
+        return hot.updates >= chunks;
+      },
+      { timeout: 15_000, interval: 100 },
+    );
+    // Every commit of a chunk changes the snapshot, its version and updated_at, none of them indexed.
+    expect(hot.hot).toBe(hot.updates);
+    // The generated terminal_at: NULL while running, the last commit's time once terminal, found by purge.
+    const record = await store.getTask(task.id);
+    const done = applyEvents(record?.task, [
+      {
+        kind: 'status-update',
+        taskId: task.id,
+        contextId: task.contextId,
+        status: { state: 'completed' },
+        final: true,
+      },
+    ]);
+    await appendEvents(store, task.id, [
+      { kind: 'status-update', taskId: task.id, contextId: task.contextId, status: done.status, final: true },
+    ]);
+    const { rows } = await db.query<{ terminal_at: string | null; updated_at: string }>(
+      `SELECT terminal_at::text, updated_at::text FROM "${schema}".tasks WHERE task_id = $1`,
+      [task.id],
+    );
+    expect(rows[0]?.terminal_at).toBe(rows[0]?.updated_at);
+    const purged = await store.purgeExpired(Number(rows[0]?.updated_at) + 1);
+    expect(purged.tasks).toBe(1);
+    expect(await store.getTask(task.id)).toBeUndefined();
+  });
+});

@@ -75,7 +75,19 @@ function addArtifact(
     copies ??= new Set<Artifact>();
     copies.add(target);
   }
-  for (const part of incoming.parts) target.parts.push(part);
+  const parts = target.parts;
+  for (const part of incoming.parts) {
+    // Consecutive plain text chunks share one part: a streamed answer's snapshot holds its text
+    // once, not one part per token (issue 30). The concatenation is the artifact's content as
+    // §7.2.3 defines it; every chunk stays in the task's log, so a stream resumed after a sequence
+    // still receives each chunk as it was sent. Parts with metadata keep their own part.
+    const last = parts[parts.length - 1];
+    if (last?.kind === 'text' && part.kind === 'text' && last.metadata === undefined && part.metadata === undefined) {
+      parts[parts.length - 1] = { kind: 'text', text: last.text + part.text };
+    } else {
+      parts.push(part);
+    }
+  }
   if (incoming.name !== undefined) target.name = incoming.name;
   if (incoming.description !== undefined) target.description = incoming.description;
   if (incoming.metadata !== undefined) target.metadata = { ...target.metadata, ...incoming.metadata };

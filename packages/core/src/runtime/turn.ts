@@ -403,8 +403,12 @@ export class Turn {
   async #pump(): Promise<void> {
     while (this.#queue.length > 0) {
       // Let the agent run on to its next real wait first: what it queues meanwhile joins this
-      // commit, even when the store answers within microtasks (memory, SQLite).
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      // commit, even when the store answers within microtasks (memory, SQLite). A tick scheduled
+      // from a microtask runs once the microtask queue is empty, i.e. when every continuation the
+      // agent had pending has run; unlike setImmediate it does not also wait for the event loop's
+      // I/O phase, which under hundreds of streams made every chunk wait a whole loop turn
+      // (issue 30, bench/TOKENS.md).
+      await new Promise<void>((resolve) => queueMicrotask(() => process.nextTick(resolve)));
       const events = this.#queue;
       const waiters = this.#waiters;
       const ends = this.#endQueued;

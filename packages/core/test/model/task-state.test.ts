@@ -58,14 +58,34 @@ describe('applyEvents', () => {
     ]);
     expect(after.artifacts).toEqual([
       { artifactId: 'a', parts: [{ kind: 'text', text: 'replaced' }] },
-      {
-        artifactId: 'b',
-        parts: [
-          { kind: 'text', text: 'b1' },
-          { kind: 'text', text: 'b2' },
-        ],
-      },
+      // Consecutive plain text chunks share one part (the log keeps each chunk).
+      { artifactId: 'b', parts: [{ kind: 'text', text: 'b1b2' }] },
     ]);
+  });
+
+  it('joins only consecutive plain text chunks: a data part or metadata keeps parts apart', () => {
+    const data = { kind: 'data' as const, data: { step: 1 } };
+    const withMeta = { kind: 'text' as const, text: 'm', metadata: { lang: 'en' } };
+    const events: TaskEvent[] = [
+      chunk('a', 'x'),
+      chunk('a', 'y', true),
+      { ...chunk('a', '', true), artifact: { artifactId: 'a', parts: [data] } } as TaskEvent,
+      chunk('a', 'z', true),
+      { ...chunk('a', '', true), artifact: { artifactId: 'a', parts: [withMeta] } } as TaskEvent,
+      chunk('a', 'w', true),
+      chunk('a', 'v', true),
+    ];
+    const frozen = JSON.stringify(events);
+    const after = applyEvents(task(), events);
+    expect(after.artifacts?.[0]?.parts).toEqual([
+      { kind: 'text', text: 'xy' },
+      data,
+      { kind: 'text', text: 'z' },
+      withMeta,
+      { kind: 'text', text: 'wv' },
+    ]);
+    // The events (what the log keeps and streams replay) are never changed.
+    expect(JSON.stringify(events)).toBe(frozen);
   });
 
   it('appends user follow-up messages and agent status messages to the history, in order', () => {
