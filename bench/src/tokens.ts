@@ -21,10 +21,13 @@
  *   TOKENS_QUICK=1 npm run bench:tokens        one round, three levels, short answers (no Markdown)
  *   TOKENS_SERVERS=sdk,memory TOKENS_ROUNDS=5 …  a subset, more rounds
  *   TOKENS_LEVELS=10,50,100 …                   the levels to ramp through
+ *   TOKENS_PROFILE=memory …                     CPU-profiles that server (through tsx, so slower) with
+ *                                               marks around its 100-stream level, into bench/profiles;
+ *                                               `npm run bench:profile-summary` summarises the newest
  *   npm run bench:tokens -- --render bench/results/tokens-<date>.json   regenerates TOKENS.md only
  */
 
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { distribution } from './cross-worker/stats.js';
@@ -102,7 +105,14 @@ async function startServers(name: string): Promise<{ servers: ServerProcess[]; p
       discardStdout: true,
     };
     // One after another, so the SQL stores' migrations never race.
-    servers.push(await ServerProcess.start(spec));
+    const profiled = process.env.TOKENS_PROFILE === name;
+    const profileDir = join(BENCH_DIR, 'profiles');
+    servers.push(
+      await ServerProcess.start(
+        spec,
+        profiled ? { cpuProfDir: profileDir, marksFile: join(profileDir, `marks-pending-${name}-${i}.json`) } : {},
+      ),
+    );
   }
   return { servers, ...(postgresUrl ? { postgresUrl } : {}) };
 }
@@ -151,6 +161,8 @@ async function measureServer(name: string, round: number): Promise<ServerRun> {
     const pids = servers.map((s) => s.pid);
     if (name !== 'floor') run.finalTask = await finalTaskSize(sendUrl, FINAL_TASK_CHUNKS);
     const measure = async (streams: number): Promise<LevelResult> => {
+      const profiled = process.env.TOKENS_PROFILE === name && streams === CPU_LEVEL;
+      if (profiled) await Promise.all(servers.map((s) => s.mark('start')));
       const before = await readCounters(pids, postgresUrl);
       const outcome = await runLevel({
         streams,
@@ -162,6 +174,7 @@ async function measureServer(name: string, round: number): Promise<ServerRun> {
         resubscribeDelayMs: sendUrl === readUrl ? 0 : 1000,
       });
       const after = await readCounters(pids, postgresUrl);
+      if (profiled) await Promise.all(servers.map((s) => s.mark('end')));
       const level = levelResult(streams, outcome, before, after);
       console.log(
         `  ${name} round ${round} ${streams} streams: ${level.chunksPerSec.toFixed(0)} chunks/s, p50 ${level.latencyMs.p50.toFixed(1)} p99 ${level.latencyMs.p99.toFixed(1)} ms, ` +
@@ -185,6 +198,13 @@ async function measureServer(name: string, round: number): Promise<ServerRun> {
     console.error(`  ${name} round ${round}: ${run.error}`);
   } finally {
     await Promise.all(servers.map((s) => s.stop()));
+    if (process.env.TOKENS_PROFILE === name) {
+      // Named as bench:profile-summary looks for them: marks-<pid>.json beside CPU.*.<pid>.*.cpuprofile.
+      const profileDir = join(BENCH_DIR, 'profiles');
+      servers.forEach((s, i) =>
+        renameSync(join(profileDir, `marks-pending-${name}-${i}.json`), join(profileDir, `marks-${s.pid}.json`)),
+      );
+    }
   }
   return run;
 }
