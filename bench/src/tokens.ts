@@ -201,9 +201,9 @@ async function measureServer(name: string, round: number): Promise<ServerRun> {
     if (process.env.TOKENS_PROFILE === name) {
       // Named as bench:profile-summary looks for them: marks-<pid>.json beside CPU.*.<pid>.*.cpuprofile.
       const profileDir = join(BENCH_DIR, 'profiles');
-      servers.forEach((s, i) =>
-        renameSync(join(profileDir, `marks-pending-${name}-${i}.json`), join(profileDir, `marks-${s.pid}.json`)),
-      );
+      for (const [i, s] of servers.entries()) {
+        renameSync(join(profileDir, `marks-pending-${name}-${i}.json`), join(profileDir, `marks-${s.pid}.json`));
+      }
     }
   }
   return run;
