@@ -8,8 +8,8 @@
  */
 
 import type { Task } from '@fastify-a2a/core';
-import { describe, expect, it } from 'vitest';
 import { GRPC_0_3 } from '@fastify-a2a/grpc';
+import { describe, expect, it } from 'vitest';
 import { collect, rawClient } from '../../../packages/grpc/test/raw-client.js';
 import { waitFor } from '../../../test-support/helpers.js';
 import { freePort, type RunningDemo, rpc, startDemo, userMessage } from './demo-process.js';
@@ -131,7 +131,9 @@ export function multiWorkerGrpcSuite(name: string, storeUrl: () => string): void
         const { items, error } = await following;
         expect(error).toBeUndefined();
         expect(items[0]).toMatchObject({ task: { id: taskId } });
-        expect(items.at(-1)).toMatchObject({ statusUpdate: { final: true, status: { state: 'TASK_STATE_CANCELLED' } } });
+        expect(items.at(-1)).toMatchObject({
+          statusUpdate: { final: true, status: { state: 'TASK_STATE_CANCELLED' } },
+        });
         expect(await other1_0.unary('GetTask', { id: taskId })).toMatchObject({
           status: { state: 'TASK_STATE_CANCELED' },
         });

@@ -176,8 +176,7 @@ export class GrpcBinding {
           : (call: ServerUnaryCall<DecodedRequest, JsonObject>, callback: sendUnaryData<JsonObject>) => {
               this.#unary(version, operation, call).then(
                 (result) => callback(null, result),
-                (error: unknown) =>
-                  callback(grpcStatusOf(publicError(error, this.#log, operation), version.version)),
+                (error: unknown) => callback(grpcStatusOf(publicError(error, this.#log, operation), version.version)),
               );
             };
     }

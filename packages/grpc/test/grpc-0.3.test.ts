@@ -7,9 +7,9 @@
  * over 1.0 gRPC and JSON-RPC, and the other way round.
  */
 
-import type { AgentExecutor } from '@fastify-a2a/core';
+import type { AgentExecutorLike, TurnContext } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
-import { Client as GrpcClient, credentials, status } from '@grpc/grpc-js';
+import { credentials, Client as GrpcClient, status } from '@grpc/grpc-js';
 import { bearerTokens } from 'fastify-a2a';
 import { afterEach, describe, expect, it } from 'vitest';
 import { echoAgent } from '../../../test-support/agents.js';
@@ -32,12 +32,15 @@ interface Started {
   v10: RawClient;
 }
 
-async function start(executor: AgentExecutor = echoAgent, pluginOptions: Parameters<typeof serve>[2] = {}) {
+async function start(executor: AgentExecutorLike = echoAgent, pluginOptions: Parameters<typeof serve>[2] = {}) {
   const served = await serve(new MemoryStore(), executor, pluginOptions);
   cleanups.push(() => served.close());
   const v03 = rawClient(served.grpc.url, { version: GRPC_0_3 });
   const v10 = rawClient(served.grpc.url, { version: GRPC_1_0 });
-  cleanups.push(() => v03.close(), () => v10.close());
+  cleanups.push(
+    () => v03.close(),
+    () => v10.close(),
+  );
   return { served, v03, v10 } satisfies Started;
 }
 
@@ -84,7 +87,7 @@ describe('A2A 0.3 gRPC: the rpcs of a2a.v1.A2AService', () => {
   });
 
   it('an agent that replies with a Message answers SendMessage with msg, named `message` in ProtoJSON', async () => {
-    const { v03 } = await start(async (turn) => turn.reply(`pong: ${turn.text}`));
+    const { v03 } = await start(async (turn: TurnContext) => turn.reply(`pong: ${turn.text}`));
     const answer = await v03.unary('SendMessage', send03('ping'));
     expect(answer).not.toHaveProperty('task');
     expect(answer.message).toMatchObject({ role: 'ROLE_AGENT', content: [{ text: 'pong: ping' }] });
@@ -118,9 +121,7 @@ describe('A2A 0.3 gRPC: the rpcs of a2a.v1.A2AService', () => {
     const { v03 } = await start();
     const sent = (await v03.unary('SendMessage', send03('sleep:5000', {}, {}))).task as Json;
     const name = `tasks/${sent.id}`;
-    await waitFor(
-      async () => ((await v03.unary('GetTask', { name })).status as Json).state === 'TASK_STATE_WORKING',
-    );
+    await waitFor(async () => ((await v03.unary('GetTask', { name })).status as Json).state === 'TASK_STATE_WORKING');
     expect(await v03.unary('CancelTask', { name })).toMatchObject({ status: { state: 'TASK_STATE_CANCELLED' } });
     const again = await failureOf(v03.unary('CancelTask', { name }));
     expect(again.code).toBe(status.FAILED_PRECONDITION);
@@ -134,7 +135,9 @@ describe('A2A 0.3 gRPC: the rpcs of a2a.v1.A2AService', () => {
     const live = await collect(v03.stream('TaskSubscription', { name }));
     expect(live.error).toBeUndefined();
     expect(live.items[0]).toMatchObject({ task: { id: sent.id } });
-    expect(live.items.at(-1)).toMatchObject({ statusUpdate: { final: true, status: { state: 'TASK_STATE_COMPLETED' } } });
+    expect(live.items.at(-1)).toMatchObject({
+      statusUpdate: { final: true, status: { state: 'TASK_STATE_COMPLETED' } },
+    });
     const done = await collect(v03.stream('TaskSubscription', { name }));
     expect(done.error).toBeUndefined();
     expect(done.items).toEqual([expect.objectContaining({ task: expect.objectContaining({ id: sent.id }) })]);
@@ -190,7 +193,7 @@ describe('A2A 0.3 gRPC: the rpcs of a2a.v1.A2AService', () => {
   });
 
   it('carries bytes, a Struct and metadata through the 0.3 proto, read back over JSON-RPC as 0.3 JSON', async () => {
-    const { served, v03 } = await start(async (turn) => turn.requireInput('more?'));
+    const { served, v03 } = await start(async (turn: TurnContext) => turn.requireInput('more?'));
     const bytes = Buffer.from([0, 1, 2, 250, 255]).toString('base64');
     const data = { n: 1.5, flag: true, list: [1, 'two', null], nested: { deep: 'yes' } };
     const sent = (
@@ -375,9 +378,8 @@ describe('A2A 0.3 gRPC: one store for every version and binding', () => {
       })
     ).task as Json;
     expect(asked).toMatchObject({ status: { state: 'TASK_STATE_INPUT_REQUIRED' } });
-    const answered = (
-      await v03.unary('SendMessage', send03('Ada', { taskId: asked.id, contextId: asked.contextId }))
-    ).task as Json;
+    const answered = (await v03.unary('SendMessage', send03('Ada', { taskId: asked.id, contextId: asked.contextId })))
+      .task as Json;
     expect(answered).toMatchObject({
       id: asked.id,
       status: { state: 'TASK_STATE_COMPLETED' },

@@ -107,7 +107,12 @@ export function sdk0_3GrpcSuite(store: StoreFixture): void {
     it('gets a task, with historyLength limiting its history; an unknown task is TaskNotFound', async () => {
       const sent = asTask(await client.sendMessage({ message: message('get me') }));
       const got = await client.getTask({ id: sent.id });
-      expect(got).toMatchObject({ kind: 'task', id: sent.id, contextId: sent.contextId, status: { state: 'completed' } });
+      expect(got).toMatchObject({
+        kind: 'task',
+        id: sent.id,
+        contextId: sent.contextId,
+        status: { state: 'completed' },
+      });
       expect(got.status.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T/);
       const one = await client.getTask({ id: sent.id, historyLength: 1 });
       expect(one.history).toHaveLength(1);
@@ -115,7 +120,9 @@ export function sdk0_3GrpcSuite(store: StoreFixture): void {
     });
 
     it('cancels a running task; canceling it again is TaskNotCancelable', async () => {
-      const sent = asTask(await client.sendMessage({ message: message('sleep:5000'), configuration: { blocking: false } }));
+      const sent = asTask(
+        await client.sendMessage({ message: message('sleep:5000'), configuration: { blocking: false } }),
+      );
       await waitFor(async () => (await client.getTask({ id: sent.id })).status.state === 'working');
       const canceled = await client.cancelTask({ id: sent.id });
       expect(canceled).toMatchObject({ id: sent.id, status: { state: 'canceled' } });
@@ -125,7 +132,9 @@ export function sdk0_3GrpcSuite(store: StoreFixture): void {
     });
 
     it('resubscribes to a running task: its current state, then the events through the final one', async () => {
-      const sent = asTask(await client.sendMessage({ message: message('sleep:400'), configuration: { blocking: false } }));
+      const sent = asTask(
+        await client.sendMessage({ message: message('sleep:400'), configuration: { blocking: false } }),
+      );
       const events = [];
       for await (const event of client.resubscribeTask({ id: sent.id })) events.push(event);
       expect(events[0]).toMatchObject({ kind: 'task', id: sent.id });
@@ -160,16 +169,14 @@ export function sdk0_3GrpcSuite(store: StoreFixture): void {
       };
       const created = await client.setTaskPushNotificationConfig({ taskId: task.id, pushNotificationConfig });
       expect(created).toEqual({ taskId: task.id, pushNotificationConfig });
-      expect(
-        await client.getTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: 'hook-1' }),
-      ).toEqual({ taskId: task.id, pushNotificationConfig });
+      // The SDK's Client types the parameter as TaskIdParams; its gRPC transport reads the config id too.
+      const hook1 = { id: task.id, pushNotificationConfigId: 'hook-1' };
+      expect(await client.getTaskPushNotificationConfig(hook1)).toEqual({ taskId: task.id, pushNotificationConfig });
       const listed = await client.listTaskPushNotificationConfig({ id: task.id });
       expect(listed.map((c) => c.pushNotificationConfig.id)).toEqual(['hook-1']);
       await client.deleteTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: 'hook-1' });
       expect(await client.listTaskPushNotificationConfig({ id: task.id })).toEqual([]);
-      expect(
-        await rejection(client.getTaskPushNotificationConfig({ id: task.id, pushNotificationConfigId: 'hook-1' })),
-      ).toBeInstanceOf(TaskNotFoundError);
+      expect(await rejection(client.getTaskPushNotificationConfig(hook1))).toBeInstanceOf(TaskNotFoundError);
     });
   });
 
