@@ -7,8 +7,12 @@
  * over 1.0 gRPC and JSON-RPC, and the other way round.
  */
 
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { AgentExecutorLike, TurnContext } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
+import { SqliteStore } from '@fastify-a2a/store-sqlite';
 import { credentials, Client as GrpcClient, status } from '@grpc/grpc-js';
 import { bearerTokens } from 'fastify-a2a';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -389,5 +393,29 @@ describe('A2A 0.3 gRPC: one store for every version and binding', () => {
       status: { state: 'TASK_STATE_COMPLETED' },
       artifacts: [{ parts: [{ text: 'You answered: Ada' }] }],
     });
+  });
+
+  it('a 0.3 stream following a task of another worker is ended at close with UNAVAILABLE, naming TaskSubscription', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'a2a-grpc03-close-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const file = join(dir, 'a2a.db');
+    // Worker A runs the task; worker B only follows it, over 0.3.
+    const a = await serve(new SqliteStore({ filename: file }), echoAgent, { drainTimeoutMs: 200 });
+    cleanups.push(() => a.close());
+    const b = await serve(new SqliteStore({ filename: file }), echoAgent, {}, { drainGraceMs: 100 });
+    cleanups.push(() => b.close());
+    const clientA = rawClient(a.grpc.url, { version: GRPC_0_3 });
+    const clientB = rawClient(b.grpc.url, { version: GRPC_0_3 });
+    cleanups.push(() => clientA.close(), () => clientB.close());
+    const sent = (await clientA.unary('SendMessage', send03('sleep:5000', {}, {}))).task as Json;
+    const name = `tasks/${sent.id}`;
+    const stream = collect(clientB.stream('TaskSubscription', { name }));
+    await waitFor(() => b.grpc.openStreams === 1, 5000, 'the stream to open on worker B');
+    await b.app.close();
+    const { items, error } = await stream;
+    expect(items[0]).toMatchObject({ task: { id: sent.id } });
+    expect(error?.code).toBe(status.UNAVAILABLE);
+    expect(error?.details).toMatch(/call TaskSubscription again/);
+    expect(await clientA.unary('GetTask', { name })).toMatchObject({ status: { state: 'TASK_STATE_WORKING' } });
   });
 });
