@@ -406,7 +406,10 @@ describe('A2A 0.3 gRPC: one store for every version and binding', () => {
     cleanups.push(() => b.close());
     const clientA = rawClient(a.grpc.url, { version: GRPC_0_3 });
     const clientB = rawClient(b.grpc.url, { version: GRPC_0_3 });
-    cleanups.push(() => clientA.close(), () => clientB.close());
+    cleanups.push(
+      () => clientA.close(),
+      () => clientB.close(),
+    );
     const sent = (await clientA.unary('SendMessage', send03('sleep:5000', {}, {}))).task as Json;
     const name = `tasks/${sent.id}`;
     const stream = collect(clientB.stream('TaskSubscription', { name }));
