@@ -33,7 +33,8 @@ export interface CardFeatures {
   security?: { securitySchemes: Record<string, SecurityScheme>; security: Record<string, string[]>[] } | undefined;
   /**
    * Interfaces served by listeners beside Fastify (a gRPC server, say), listed after the plugin's
-   * own in `supportedInterfaces`: added and removed while the server runs ({@link A2AAgent.addInterface}).
+   * own in `supportedInterfaces` (and, those speaking 0.3, in `additionalInterfaces`): added and
+   * removed while the server runs ({@link A2AAgent.addInterface}).
    */
   extraInterfaces?: readonly SupportedInterface[];
 }
