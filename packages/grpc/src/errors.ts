@@ -5,9 +5,10 @@
  * domain `a2a-protocol.org`, metadata) as the JSON-RPC and HTTP+JSON answers, plus a
  * `google.rpc.BadRequest` naming each invalid field.
  *
- * A2A 0.3's gRPC service gets the same, with two codes of its own: 0.3 names no gRPC status per
- * error, and its clients (@a2a-js/sdk 0.3) read UNIMPLEMENTED as PushNotificationNotSupported and
- * UnsupportedOperation, where 1.0 says FAILED_PRECONDITION.
+ * A2A 0.3's gRPC service gets the same, with two codes of its own: 0.3's specification lists its
+ * errors by JSON-RPC code (§8) and gives no gRPC status for each, and its clients (@a2a-js/sdk 0.3)
+ * read UNIMPLEMENTED as PushNotificationNotSupported and UnsupportedOperation, where 1.0 says
+ * FAILED_PRECONDITION.
  */
 
 import { A2AError, type A2AErrorCode, ERROR_TABLE_1_0, errorDetails, type ProtocolVersion } from '@fastify-a2a/core';
