@@ -1,6 +1,8 @@
 /**
- * The demo's gRPC binding: with A2A_GRPC_PORT set, A2A 1.0 over gRPC on 127.0.0.1:<port> beside
- * HTTP (@fastify-a2a/grpc), listed in the card's supportedInterfaces; closed with the app.
+ * The demo's gRPC binding: with A2A_GRPC_PORT set, A2A 1.0 (`lf.a2a.v1.A2AService`) and A2A 0.3
+ * (`a2a.v1.A2AService`) over gRPC on one port, 127.0.0.1:<port>, beside HTTP (@fastify-a2a/grpc);
+ * listed in the card's supportedInterfaces (both versions) and, for 0.3 clients, its
+ * additionalInterfaces; closed with the app.
  */
 
 import { serveGrpc } from '@fastify-a2a/grpc';

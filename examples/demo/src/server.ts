@@ -5,7 +5,7 @@
  * A2A_LEASE_TTL_MS (how soon a crashed worker's tasks are failed), LOG_LEVEL; authentication:
  * A2A_AUTH_TOKENS ("alice:tok-a,bob:tok-b"), A2A_JWKS_URL with A2A_JWT_ISSUER and A2A_JWT_AUDIENCE
  * (see auth.ts); push notifications: A2A_PUSH_ALLOWED_HOSTS, A2A_PUSH_ALLOWED_CIDRS,
- * A2A_PUSH_THROTTLE_MS (see push.ts); gRPC: A2A_GRPC_PORT serves A2A 1.0 over gRPC on
+ * A2A_PUSH_THROTTLE_MS (see push.ts); gRPC: A2A_GRPC_PORT serves A2A 1.0 and 0.3 over gRPC on
  * 127.0.0.1:<port> beside HTTP (see grpc.ts); the operators' monitor: A2A_MONITOR_TOKEN (see monitor.ts,
  * telemetry.ts); OTEL_EXPORTER_OTLP_ENDPOINT (see telemetry.ts).
  */

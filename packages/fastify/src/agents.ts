@@ -24,8 +24,9 @@ export interface A2AAgent {
   card(baseUrl?: string): AgentCard;
   /**
    * Lists an interface served beside Fastify, by a listener of its own (`@fastify-a2a/grpc`'s), in
-   * the card's `supportedInterfaces` (A2A 1.0 §4.4.1), public and extended. Returns the function
-   * that removes it again.
+   * the card's `supportedInterfaces` (A2A 1.0 §4.4.1), public and extended; one whose
+   * `protocolVersion` is `0.3` also in 0.3's `additionalInterfaces`, as `{ url, transport }` (0.3
+   * §5.6). Returns the function that removes it again.
    */
   addInterface(supportedInterface: SupportedInterface): () => void;
   /**

@@ -33,7 +33,8 @@ export interface CardFeatures {
   security?: { securitySchemes: Record<string, SecurityScheme>; security: Record<string, string[]>[] } | undefined;
   /**
    * Interfaces served by listeners beside Fastify (a gRPC server, say), listed after the plugin's
-   * own in `supportedInterfaces`: added and removed while the server runs ({@link A2AAgent.addInterface}).
+   * own in `supportedInterfaces` (and, those speaking 0.3, in `additionalInterfaces`): added and
+   * removed while the server runs ({@link A2AAgent.addInterface}).
    */
   extraInterfaces?: readonly SupportedInterface[];
 }
@@ -74,11 +75,16 @@ export function buildCard(
     card.security = input.security ?? features.security.security;
   }
   const restUrl = paths.rest === undefined ? undefined : `${base}${paths.rest}`;
-  // 0.3 §5.6: every interface the agent serves, the preferred one included, each with its transport.
-  if (restUrl !== undefined) {
+  // 0.3 §5.6: every interface the agent serves, the preferred one included, each with its transport;
+  // listeners beside Fastify that speak 0.3 (gRPC's `a2a.v1` service) too, at the URL they gave.
+  const additional0_3 = (features.extraInterfaces ?? [])
+    .filter((extra) => extra.protocolVersion === '0.3')
+    .map((extra) => ({ url: extra.url, transport: extra.protocolBinding }));
+  if (restUrl !== undefined || additional0_3.length > 0) {
     card.additionalInterfaces = [
       { url, transport: 'JSONRPC' },
-      { url: restUrl, transport: 'HTTP+JSON' },
+      ...(restUrl === undefined ? [] : [{ url: restUrl, transport: 'HTTP+JSON' }]),
+      ...additional0_3,
     ];
   }
   // 1.0 §4.4.1: one entry per (binding, version) served, the preferred first. The same URLs serve

@@ -1,9 +1,9 @@
 /**
- * The gRPC binding of A2A 1.0 (§10): each method of `lf.a2a.v1.A2AService` is an operation of the
- * one dispatch every binding calls, with the core's 1.0 ProtoJSON codec. This file only frames:
- * protobuf ↔ ProtoJSON at the edge (proto.ts), gRPC metadata → the CallContext (version,
- * credentials, tenant), results and stream items written as the method's response messages, errors
- * as gRPC statuses (errors.ts).
+ * The gRPC binding: each method of A2A 1.0's `lf.a2a.v1.A2AService` (§10), and of A2A 0.3's
+ * `a2a.v1.A2AService`, is an operation of the one dispatch every binding calls, with the core's
+ * ProtoJSON codec of its version (versions.ts). This file only frames: protobuf ↔ ProtoJSON at the
+ * edge (proto.ts), gRPC metadata → the CallContext (version, credentials, tenant), results and
+ * stream items written as the method's response messages, errors as gRPC statuses (errors.ts).
  */
 
 import {
@@ -12,10 +12,9 @@ import {
   type Dispatcher,
   type JsonObject,
   type Logger,
-  METHOD_NAMES_1_0,
   type OperationName,
   type Principal,
-  protoJson1_0,
+  type ProtocolVersion,
   publicError,
   type StreamFrame,
 } from '@fastify-a2a/core';
@@ -29,7 +28,8 @@ import type {
 } from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import { grpcStatusOf, malformedRequest } from './errors.js';
-import { decodeToJson, encodeFromJson, SERVICE_NAME, service } from './proto.js';
+import { decodeToJson, encodeFromJson } from './proto.js';
+import { GRPC_1_0, type GrpcServiceVersion } from './versions.js';
 
 /** What a request's bytes decoded to: its ProtoJSON, or why they are not the method's message. */
 export type DecodedRequest = { readonly json: JsonObject } | { readonly malformed: A2AError };
@@ -47,26 +47,22 @@ export interface GrpcBindingOptions {
   logger: Logger;
 }
 
-/** Each rpc of the service and the operation it runs (the 1.0 method names are the rpc names). */
-const OPERATION_OF_METHOD: ReadonlyMap<string, OperationName> = new Map(
-  Object.entries(METHOD_NAMES_1_0).map(([operation, method]) => [method, operation as OperationName]),
-);
-
 const lowerCamel = (name: string): string => `${name.charAt(0).toLowerCase()}${name.slice(1)}`;
 
 /**
- * The service as grpc-js registers it: paths, streaming kinds and (de)serializers. A request's
- * bytes that are not its message decode to `{ malformed }` rather than throwing, so the handler
- * answers INVALID_ARGUMENT (grpc-js would answer INTERNAL for a throwing deserializer).
+ * The service of a version (A2A 1.0's unless told) as grpc-js registers it: paths, streaming kinds
+ * and (de)serializers. A request's bytes that are not its message decode to `{ malformed }` rather
+ * than throwing, so the handler answers INVALID_ARGUMENT (grpc-js would answer INTERNAL for a
+ * throwing deserializer).
  */
-export function a2aServiceDefinition(): ServiceDefinition {
+export function a2aServiceDefinition(version: GrpcServiceVersion = GRPC_1_0): ServiceDefinition {
   const definition: Record<string, ServiceDefinition[string]> = {};
-  for (const method of service.methodsArray) {
+  for (const method of version.service.methodsArray) {
     method.resolve();
     const requestType = method.resolvedRequestType as protobuf.Type;
     const responseType = method.resolvedResponseType as protobuf.Type;
     definition[method.name] = {
-      path: `/${SERVICE_NAME}/${method.name}`,
+      path: `/${version.serviceName}/${method.name}`,
       requestStream: false,
       responseStream: method.responseStream === true,
       requestSerialize: (json: JsonObject) => Buffer.from(encodeFromJson(requestType, json)),
@@ -74,7 +70,7 @@ export function a2aServiceDefinition(): ServiceDefinition {
         try {
           return { json: decodeToJson(requestType, bytes) };
         } catch (error) {
-          return { malformed: malformedRequest(method.name, error) };
+          return { malformed: malformedRequest(method.name, version.protoPackage, error) };
         }
       },
       responseSerialize: (json: JsonObject) => Buffer.from(encodeFromJson(responseType, json)),
@@ -94,30 +90,37 @@ function headersOf(metadata: Metadata): Record<string, string | undefined> {
   return headers;
 }
 
+/** The service a call reaches when it speaks the other version. */
+const OTHER_SERVICE: Readonly<Record<ProtocolVersion, string>> = {
+  '1.0': 'A2A 0.3 is a2a.v1.A2AService, on this port too',
+  '0.3': 'A2A 1.0 is lf.a2a.v1.A2AService, on this port too',
+};
+
 /**
- * §3.6 / §10.2: the `a2a-version` metadata entry. This service is A2A 1.0's (`lf.a2a.v1`): without
- * the entry a call speaks 1.0; another major.minor is refused, naming the version served.
+ * 1.0 §3.6 / §10.2: the `a2a-version` metadata entry. The service a call reaches decides its
+ * version (its path names it): without the entry a call speaks that version (0.3 clients send
+ * none); another major.minor is refused, naming the version served and where the other one is.
  */
-function checkVersion(headers: Readonly<Record<string, string | undefined>>): void {
+function checkVersion(headers: Readonly<Record<string, string | undefined>>, version: GrpcServiceVersion): void {
   const text = headers['a2a-version']?.trim() ?? '';
   if (text === '') return;
   const match = /^(\d+)\.(\d+)(?:\.\d+)?$/.exec(text);
-  if (match !== null && Number(match[1]) === 1 && Number(match[2]) === 0) return;
+  if (match !== null && `${Number(match[1])}.${Number(match[2])}` === version.version) return;
   throw new A2AError(
     'VERSION_NOT_SUPPORTED',
-    `Version not supported: a2a-version "${text}"; this gRPC service (lf.a2a.v1.A2AService) speaks A2A 1.0 (send a2a-version: 1.0, or no entry). A2A 0.3 is served over JSON-RPC and HTTP+JSON.`,
-    { data: { requested: text, supported: '1.0' } },
+    `Version not supported: a2a-version "${text}"; this gRPC service (${version.serviceName}) speaks A2A ${version.version} (send a2a-version: ${version.version}, or no entry). ${OTHER_SERVICE[version.version]}.`,
+    { data: { requested: text, supported: version.version } },
   );
 }
 
 /** A call's context: what the other bindings build from an HTTP request, from gRPC metadata and the request. */
 class GrpcCallContext implements CallContext {
-  readonly version = '1.0';
   readonly binding = 'GRPC';
   readonly lastEventId = undefined;
   #controller: AbortController | undefined;
 
   constructor(
+    readonly version: ProtocolVersion,
     readonly principal: Principal | undefined,
     /** §10: the tenant is the request message's `tenant` field. */
     readonly tenant: string | undefined,
@@ -159,21 +162,21 @@ export class GrpcBinding {
     this.#log = options.logger;
   }
 
-  /** The handlers grpc-js calls, one per rpc of {@link a2aServiceDefinition}. */
-  implementation(): UntypedServiceImplementation {
+  /** The handlers grpc-js calls, one per rpc of {@link a2aServiceDefinition} of the same version. */
+  implementation(version: GrpcServiceVersion = GRPC_1_0): UntypedServiceImplementation {
     const handlers: UntypedServiceImplementation = {};
-    for (const method of service.methodsArray) {
-      const operation = OPERATION_OF_METHOD.get(method.name);
+    for (const method of version.service.methodsArray) {
+      const operation = version.operations.get(method.name);
       if (operation === undefined) continue; // grpc-js answers UNIMPLEMENTED
       handlers[method.name] =
         method.responseStream === true
           ? (call: ServerWritableStream<DecodedRequest, JsonObject>) => {
-              void this.#stream(operation, call);
+              void this.#stream(version, operation, call);
             }
           : (call: ServerUnaryCall<DecodedRequest, JsonObject>, callback: sendUnaryData<JsonObject>) => {
-              this.#unary(operation, call).then(
+              this.#unary(version, operation, call).then(
                 (result) => callback(null, result),
-                (error: unknown) => callback(grpcStatusOf(publicError(error, this.#log, operation))),
+                (error: unknown) => callback(grpcStatusOf(publicError(error, this.#log, operation), version.version)),
               );
             };
     }
@@ -185,17 +188,25 @@ export class GrpcBinding {
     return this.#open.size;
   }
 
-  /** The request's ProtoJSON and its call context, or the refusal of the call. */
-  async #prepare(request: DecodedRequest, metadata: Metadata): Promise<{ json: JsonObject; ctx: GrpcCallContext }> {
+  /**
+   * The operation's wire parameters and the call's context, or the refusal of the call. The call
+   * is authenticated before its resource names are read: a caller without credentials learns
+   * nothing of the request's shape.
+   */
+  async #prepare(
+    version: GrpcServiceVersion,
+    operation: OperationName,
+    request: DecodedRequest,
+    metadata: Metadata,
+  ): Promise<{ params: unknown; ctx: GrpcCallContext }> {
     if ('malformed' in request) throw request.malformed;
     const headers = headersOf(metadata);
-    checkVersion(headers);
+    checkVersion(headers, version);
     const id = `grpc-${++this.#calls}`;
     const principal = await this.#authenticate(headers, id);
-    const { tenant } = request.json;
     return {
-      json: request.json,
-      ctx: new GrpcCallContext(principal, typeof tenant === 'string' && tenant !== '' ? tenant : undefined, {
+      params: version.params(operation, request.json),
+      ctx: new GrpcCallContext(version.version, principal, version.tenantOf(request.json), {
         id,
         headers,
         log: this.#log,
@@ -203,9 +214,13 @@ export class GrpcBinding {
     };
   }
 
-  async #unary(operation: OperationName, call: ServerUnaryCall<DecodedRequest, JsonObject>): Promise<JsonObject> {
-    const { json, ctx } = await this.#prepare(call.request, call.metadata);
-    const dispatched = await this.#dispatcher.dispatch(protoJson1_0, operation, json, ctx, 'request');
+  async #unary(
+    version: GrpcServiceVersion,
+    operation: OperationName,
+    call: ServerUnaryCall<DecodedRequest, JsonObject>,
+  ): Promise<JsonObject> {
+    const { params, ctx } = await this.#prepare(version, operation, call.request, call.metadata);
+    const dispatched = await this.#dispatcher.dispatch(version.codec, operation, params, ctx, 'request');
     if (dispatched.kind === 'error') throw dispatched.error;
     if (dispatched.kind === 'stream') throw new A2AError('INTERNAL', `${operation} answered a stream to a unary call.`);
     return dispatched.result as JsonObject;
@@ -217,7 +232,11 @@ export class GrpcBinding {
    * deadline passes (grpc-js emits `cancelled`: the follow of the task stops), or when the server
    * drains.
    */
-  async #stream(operation: OperationName, call: ServerWritableStream<DecodedRequest, JsonObject>): Promise<void> {
+  async #stream(
+    version: GrpcServiceVersion,
+    operation: OperationName,
+    call: ServerWritableStream<DecodedRequest, JsonObject>,
+  ): Promise<void> {
     let ctx: GrpcCallContext;
     let frames: AsyncGenerator<StreamFrame>;
     try {
@@ -225,14 +244,14 @@ export class GrpcBinding {
         // Draining: the server would otherwise wait on a stream that began after the drain did.
         throw new A2AError('UNAVAILABLE', 'This worker is shutting down; call again (another worker will take it).');
       }
-      const prepared = await this.#prepare(call.request, call.metadata);
+      const prepared = await this.#prepare(version, operation, call.request, call.metadata);
       ctx = prepared.ctx;
-      const dispatched = await this.#dispatcher.dispatch(protoJson1_0, operation, prepared.json, ctx, 'request');
+      const dispatched = await this.#dispatcher.dispatch(version.codec, operation, prepared.params, ctx, 'request');
       if (dispatched.kind === 'error') throw dispatched.error;
       if (dispatched.kind === 'result') throw new A2AError('INTERNAL', `${operation} answered one result to a stream.`);
       frames = dispatched.frames;
     } catch (error) {
-      if (!call.cancelled) call.emit('error', grpcStatusOf(publicError(error, this.#log, operation)));
+      if (!call.cancelled) call.emit('error', grpcStatusOf(publicError(error, this.#log, operation), version.version));
       return;
     }
     const end = (): void => ctx.abort();
@@ -242,7 +261,7 @@ export class GrpcBinding {
     try {
       for (let next = await frames.next(); next.done !== true; next = await frames.next()) {
         if (call.cancelled || ctx.signal.aborted) break;
-        if (!call.write(protoJson1_0.encodeStreamItem(next.value.result) as JsonObject))
+        if (!call.write(version.codec.encodeStreamItem(next.value.result) as JsonObject))
           await drained(call, ctx.signal);
       }
       if (call.cancelled) return;
@@ -251,7 +270,11 @@ export class GrpcBinding {
         call.emit(
           'error',
           grpcStatusOf(
-            new A2AError('UNAVAILABLE', 'This worker is shutting down; call SubscribeToTask again to follow the task.'),
+            new A2AError(
+              'UNAVAILABLE',
+              `This worker is shutting down; call ${version.version === '0.3' ? 'TaskSubscription' : 'SubscribeToTask'} again to follow the task.`,
+            ),
+            version.version,
           ),
         );
       } else {
@@ -259,7 +282,7 @@ export class GrpcBinding {
       }
     } catch (error) {
       this.#log.warn({ err: error, operation }, 'a2a: gRPC stream failed');
-      if (!call.cancelled) call.emit('error', grpcStatusOf(publicError(error, this.#log, operation)));
+      if (!call.cancelled) call.emit('error', grpcStatusOf(publicError(error, this.#log, operation), version.version));
     } finally {
       call.off('cancelled', end);
       ctx.abort();

@@ -4,9 +4,14 @@
  * `grpc-status-details-bin` trailer whose details carry the same `google.rpc.ErrorInfo` (reason,
  * domain `a2a-protocol.org`, metadata) as the JSON-RPC and HTTP+JSON answers, plus a
  * `google.rpc.BadRequest` naming each invalid field.
+ *
+ * A2A 0.3's gRPC service gets the same, with two codes of its own: 0.3's specification lists its
+ * errors by JSON-RPC code (§8) and gives no gRPC status for each, and its clients (@a2a-js/sdk 0.3)
+ * read UNIMPLEMENTED as PushNotificationNotSupported and UnsupportedOperation, where 1.0 says
+ * FAILED_PRECONDITION.
  */
 
-import { A2AError, ERROR_TABLE_1_0, errorDetails } from '@fastify-a2a/core';
+import { A2AError, type A2AErrorCode, ERROR_TABLE_1_0, errorDetails, type ProtocolVersion } from '@fastify-a2a/core';
 import { status as GrpcStatus, Metadata, type StatusObject } from '@grpc/grpc-js';
 import { encodeFromJson, root } from './proto.js';
 
@@ -21,9 +26,16 @@ const detailTypes = new Map(
   ]),
 );
 
-/** The status of a failed call: the code, the message, and the details trailer. */
-export function grpcStatusOf(error: A2AError): StatusObject {
-  const code = GrpcStatus[ERROR_TABLE_1_0[error.code].status];
+/** Where A2A 0.3's service answers with another status than 1.0's table (see the file's comment). */
+const STATUS_0_3: Partial<Record<A2AErrorCode, GrpcStatus>> = {
+  PUSH_NOTIFICATION_NOT_SUPPORTED: GrpcStatus.UNIMPLEMENTED,
+  UNSUPPORTED_OPERATION: GrpcStatus.UNIMPLEMENTED,
+};
+
+/** The status of a failed call on the service of `version`: the code, the message, and the details trailer. */
+export function grpcStatusOf(error: A2AError, version: ProtocolVersion = '1.0'): StatusObject {
+  const code =
+    (version === '0.3' ? STATUS_0_3[error.code] : undefined) ?? GrpcStatus[ERROR_TABLE_1_0[error.code].status];
   const details = errorDetails(error).flatMap(({ '@type': typeUrl, ...fields }) => {
     const type = detailTypes.get(typeUrl as string);
     return type === undefined ? [] : [{ type_url: typeUrl, value: encodeFromJson(type, fields) }];
@@ -38,10 +50,10 @@ export function grpcStatusOf(error: A2AError): StatusObject {
 }
 
 /** A request whose bytes are not the method's message (A2A 1.0 §10.6: INVALID_ARGUMENT). */
-export function malformedRequest(method: string, cause: unknown): A2AError {
+export function malformedRequest(method: string, protoPackage: string, cause: unknown): A2AError {
   return new A2AError(
     'INVALID_PARAMS',
-    `Invalid request: the ${method} request is not a valid lf.a2a.v1 protobuf message (${(cause as Error).message}).`,
+    `Invalid request: the ${method} request is not a valid ${protoPackage} protobuf message (${(cause as Error).message}).`,
     { cause },
   );
 }

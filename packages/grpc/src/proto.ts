@@ -1,14 +1,17 @@
 /**
- * The A2A 1.0 proto (`proto/a2a.proto`, shipped with the package) loaded with protobufjs, and the
- * one conversion at the binding's edge between protobuf messages and 1.0's ProtoJSON, which the
- * core's 1.0 codec reads and writes for every binding.
+ * The A2A 1.0 proto (`proto/a2a.proto`) and the A2A 0.3 one (`proto/a2a-v0_3.proto`), shipped with
+ * the package and loaded with protobufjs, and the one conversion at the binding's edge between
+ * protobuf messages and ProtoJSON, which the core's codecs read and write for every binding (1.0's
+ * for `lf.a2a.v1`, 0.3's HTTP+JSON one for `a2a.v1`).
  *
  * protobufjs' plain objects (`toObject` with enums and bytes as strings) are ProtoJSON already but
  * for the well-known types, whose JSON forms the ProtoJSON mapping defines apart: a `Struct` is a
  * JSON object, a `Value` any JSON value, a `ListValue` an array, a `Timestamp` an RFC 3339 string.
  * The conversion walks each message by its descriptor, so every Struct, Value and Timestamp field
  * of the proto (metadata, a data part, a status timestamp, a card's extension params…) is converted
- * wherever it sits, with no list of fields to keep in step with the proto.
+ * wherever it sits, with no list of fields to keep in step with the proto. A field declared with
+ * a `json_name` (0.3's `SendMessageRequest.request`, written `message`) goes by that name, as
+ * ProtoJSON says.
  */
 
 import { existsSync } from 'node:fs';
@@ -33,21 +36,40 @@ export const PROTO_DIR: string = protoDir();
 /** The `.proto` of the A2A 1.0 service, for tools (grpcurl, code generators) and clients. */
 export const A2A_PROTO_PATH: string = join(PROTO_DIR, 'a2a.proto');
 
+/** The `.proto` of the A2A 0.3 service (package `a2a.v1`), for tools and clients. */
+export const A2A_0_3_PROTO_PATH: string = join(PROTO_DIR, 'a2a-v0_3.proto');
+
 /** The fully qualified service name: gRPC paths are `/lf.a2a.v1.A2AService/<Method>`. */
 export const SERVICE_NAME = 'lf.a2a.v1.A2AService';
 
-function loadRoot(): protobuf.Root {
+/** A2A 0.3's service: gRPC paths are `/a2a.v1.A2AService/<Method>`. */
+export const SERVICE_NAME_0_3 = 'a2a.v1.A2AService';
+
+function loadRoot(files: string[]): protobuf.Root {
   const root = new protobuf.Root();
   // google/protobuf/* are protobufjs' bundled well-known types; the rest are ours.
   root.resolvePath = (_origin, target) => (target.startsWith('google/protobuf/') ? target : resolve(PROTO_DIR, target));
-  root.loadSync([A2A_PROTO_PATH, join(PROTO_DIR, 'google/rpc/status.proto')], { keepCase: false });
+  root.loadSync(files, { keepCase: false });
   root.resolveAll();
   return root;
 }
 
 /** The loaded proto (a protobufjs Root): the A2A 1.0 messages and google.rpc's, for tools and tests. */
-export const root: protobuf.Root = loadRoot();
+export const root: protobuf.Root = loadRoot([A2A_PROTO_PATH, join(PROTO_DIR, 'google/rpc/status.proto')]);
 export const service: protobuf.Service = root.lookupService(SERVICE_NAME);
+
+/**
+ * The A2A 0.3 proto, in a Root of its own: its messages have the names of 1.0's (`Task`, `Part`…)
+ * in another package, and no lookup should find one for the other.
+ */
+export const root0_3: protobuf.Root = loadRoot([A2A_0_3_PROTO_PATH]);
+export const service0_3: protobuf.Service = root0_3.lookupService(SERVICE_NAME_0_3);
+
+/** A field's ProtoJSON name: its `json_name` when the proto gives one, else its lowerCamelCase name. */
+function jsonNameOf(field: protobuf.Field): string {
+  const declared = field.options?.json_name;
+  return typeof declared === 'string' ? declared : field.name;
+}
 
 const TO_OBJECT: protobuf.IConversionOptions = {
   longs: Number,
@@ -109,7 +131,13 @@ function wellKnownToJson(type: protobuf.Type, value: JsonObject): unknown {
 function messageToJson(type: protobuf.Type, object: JsonObject): JsonObject {
   for (const field of type.fieldsArray) {
     const value = object[field.name];
-    if (value === undefined || !(field.resolvedType instanceof protobuf.Type)) continue;
+    if (value === undefined) continue;
+    const jsonName = jsonNameOf(field);
+    if (jsonName !== field.name) {
+      delete object[field.name];
+      object[jsonName] = value;
+    }
+    if (!(field.resolvedType instanceof protobuf.Type)) continue;
     const nested = field.resolvedType;
     const convert = (item: unknown): unknown => {
       const known = wellKnownToJson(nested, item as JsonObject);
@@ -119,9 +147,9 @@ function messageToJson(type: protobuf.Type, object: JsonObject): JsonObject {
       const map = value as JsonObject;
       for (const key of Object.keys(map)) map[key] = convert(map[key]);
     } else if (field.repeated) {
-      object[field.name] = (value as unknown[]).map(convert);
+      object[jsonName] = (value as unknown[]).map(convert);
     } else {
-      object[field.name] = convert(value);
+      object[jsonName] = convert(value);
     }
   }
   return object;
@@ -186,7 +214,7 @@ function wellKnownFromJson(type: protobuf.Type, value: unknown): JsonObject | un
 function messageFromJson(type: protobuf.Type, json: JsonObject): JsonObject {
   const out: JsonObject = {};
   for (const field of type.fieldsArray) {
-    const value = json[field.name];
+    const value = json[jsonNameOf(field)];
     if (value === undefined) continue;
     if (!(field.resolvedType instanceof protobuf.Type)) {
       out[field.name] = value;

@@ -2,7 +2,8 @@
  * `serveGrpc(app, options)`: the gRPC binding on an HTTP/2 listener of its own beside Fastify,
  * serving the agent fastify-a2a registered (`app.a2a.get(prefix)`): the same dispatch, runtime and
  * store, listed in the agent's card while it runs, and closed in the same drain as the plugin's
- * streams (Fastify's `preClose`).
+ * streams (Fastify's `preClose`). The listener serves A2A 1.0's service and A2A 0.3's: each call's
+ * path names the service, and so the version it speaks.
  */
 
 import { type ChannelOptions, Server, ServerCredentials } from '@grpc/grpc-js';
@@ -10,6 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import type {} from 'fastify-a2a';
 import { a2aServiceDefinition, GrpcBinding } from './binding.js';
 import { invalidGrpcOption } from './errors.js';
+import { GRPC_0_3, GRPC_1_0 } from './versions.js';
 
 export interface GrpcServeOptions {
   /** The port to listen on; 0 picks a free one (read it from the result's `port`). */
@@ -148,13 +150,15 @@ export async function serveGrpc(app: FastifyInstance, options: GrpcServeOptions)
     logger: app.log,
   });
   const server = new Server(channelOptionsOf(options));
-  server.addService(a2aServiceDefinition(), binding.implementation());
+  for (const version of [GRPC_1_0, GRPC_0_3]) {
+    server.addService(a2aServiceDefinition(version), binding.implementation(version));
+  }
 
   let closing: Promise<void> | undefined;
-  let removeInterface: (() => void) | undefined;
+  const removeInterfaces: (() => void)[] = [];
   const close = (): Promise<void> => {
     closing ??= (async () => {
-      removeInterface?.();
+      for (const remove of removeInterfaces.splice(0)) remove();
       // New turns are refused from here (UNAVAILABLE); running ones finish, and their streams with them.
       await agent.runtime.drain();
       const cut = await binding.drain(options.drainGraceMs ?? 1000);
@@ -181,7 +185,11 @@ export async function serveGrpc(app: FastifyInstance, options: GrpcServeOptions)
     );
   }
   const url = options.url ?? hostPort(host, port);
-  removeInterface = agent.addInterface({ url, protocolBinding: 'GRPC', protocolVersion: '1.0' });
+  // Both versions at one address: 1.0 clients read `supportedInterfaces`, 0.3 clients
+  // `additionalInterfaces` (the plugin lists the 0.3 entry there as `{ url, transport: 'GRPC' }`).
+  for (const protocolVersion of ['1.0', '0.3'] as const) {
+    removeInterfaces.push(agent.addInterface({ url, protocolBinding: 'GRPC', protocolVersion }));
+  }
   app.log.info({ url, port }, 'a2a: serving gRPC');
   return {
     port,

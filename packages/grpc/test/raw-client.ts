@@ -13,7 +13,7 @@ import {
   makeGenericClientConstructor,
   type ServiceError,
 } from '@grpc/grpc-js';
-import { a2aServiceDefinition, STATUS_DETAILS_KEY } from '../src/index.js';
+import { a2aServiceDefinition, GRPC_1_0, type GrpcServiceVersion, STATUS_DETAILS_KEY } from '../src/index.js';
 import { root } from '../src/proto.js';
 
 type Json = Record<string, unknown>;
@@ -43,11 +43,14 @@ function metadataOf(entries: Record<string, string>): Metadata {
 }
 
 /**
- * A client of `lf.a2a.v1.A2AService` at `target`. With `rawRequests`, requests are sent as the given
- * Buffer, unencoded: for malformed bytes.
+ * A client of `lf.a2a.v1.A2AService` at `target` (of `a2a.v1.A2AService` with `version: GRPC_0_3`).
+ * With `rawRequests`, requests are sent as the given Buffer, unencoded: for malformed bytes.
  */
-export function rawClient(target: string, { rawRequests = false } = {}): RawClient {
-  const definition = a2aServiceDefinition();
+export function rawClient(
+  target: string,
+  { rawRequests = false, version = GRPC_1_0 }: { rawRequests?: boolean; version?: GrpcServiceVersion } = {},
+): RawClient {
+  const definition = a2aServiceDefinition(version);
   if (rawRequests) {
     for (const method of Object.values(definition))
       (method as { requestSerialize: unknown }).requestSerialize = (b: Buffer) => b;
