@@ -29,6 +29,7 @@ const BUILT_IN: Record<string, string> = {
   debug: 'false',
   verbose: 'false',
   insecure: 'false',
+  'trust-local-config': 'false',
 };
 
 /** Never shown: actions, not settings. */
@@ -89,7 +90,7 @@ export function configShow(ctx: Context, parsed: Parsed): void {
     return;
   }
   const { printer } = ctx;
-  printer.field('Local File', files.local ?? `(none: no .env from ${process.cwd()} upward)`);
+  printer.field('Local File', files.local ?? `(none: no .env of yours in ${process.cwd()})`);
   printer.field('User File', files.user ?? `(none: ${files.userExpectedAt} does not exist)`);
   for (const [name, { value, source }] of Object.entries(settings)) {
     const shown = value === null ? '(unset)' : Array.isArray(value) ? value.join(', ') : value;
