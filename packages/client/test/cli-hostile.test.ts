@@ -6,10 +6,10 @@
  * agent, read a local file or run a command.
  */
 
-import { chmod, chown, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { chmod, chown, lstat, mkdir, readdir, readFile, stat, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { a2a, ensureBuilt } from './cli-process.js';
+import { a2a, ensureBuilt, type Run } from './cli-process.js';
 import { tempDir } from './helpers.js';
 import { filePart, type HostileAgent, hostileAgent, taskWith } from './hostile-agent.js';
 
@@ -225,5 +225,169 @@ describe('a .env is read only when the user wrote it and chose it (issue 28 item
     expect((shown.json() as Json).settings['trust-local-config'].source).toBe(
       `file ${join(home, '.config', 'a2a-cli', '.env')} (A2ACLI_TRUST_LOCAL_CONFIG)`,
     );
+  });
+});
+
+describe('agent text reaches the terminal inert (issue 28 item 3)', () => {
+  // An OSC title, an erase-line, a bare carriage return, a C1 CSI, a bell and a direction override.
+  const HOSTILE_TEXT =
+    'done\x1b]0;pwned\x07\x1b[2K\rTASK FAILED \x9b31mred \u202eevil\u202c \u2066iso\u2069 tab\there\r\nnext line';
+  /** Every character text output must never hold raw. */
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this looks for.
+  const RAW = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/;
+
+  it('text escapes every control and bidirectional character but newline and tab; json is byte-exact', async () => {
+    const { env } = await sandbox('render');
+    const hostile = await agent(taskWith([{ kind: 'text', text: HOSTILE_TEXT }, filePart('a\u202etxt.exe', 'x')]), {
+      errorMessage: 'no such method\x1b]0;owned\x07\x1b[2K\r',
+    });
+    const text = await a2a(['task', 'get', '-a', hostile.url, 'hostile-task'], { env });
+    expect(text.code).toBe(0);
+    expect(text.stdout).not.toMatch(RAW);
+    expect(text.stdout).toContain('State: TASK_STATE_COMPLETED\n');
+    expect(text.stdout).toContain(
+      'done\\x1b]0;pwned\\x07\\x1b[2K\\x0dTASK FAILED \\x9b31mred \\u202eevil\\u202c \\u2066iso\\u2069 tab\there\nnext line',
+    );
+    expect(text.stdout).toContain('Artifact Content File: a\\u202etxt.exe, text/plain');
+
+    const json = await a2a(['task', 'get', '-a', hostile.url, 'hostile-task', '-o', 'json'], { env });
+    expect((json.json() as Json).artifacts[0].parts[0].text).toBe(HOSTILE_TEXT);
+
+    // stderr too: an agent's error message, and a file name quoted in a warning.
+    const failed = await a2a(['task', 'list', '-a', hostile.url], { env });
+    expect(failed.code).toBe(1);
+    expect(failed.stderr).toContain('no such method\\x1b]0;owned\\x07\\x1b[2K\\x0d');
+    expect(failed.stderr).not.toMatch(RAW);
+    const dir = join(tmp.dir, 'render', 'out');
+    const saved = await a2a(['task', 'download', '-a', hostile.url, 'hostile-task', '--dir', dir], { env });
+    expect(saved.code).toBe(0);
+    expect(saved.stderr).toContain('Refused the file name "a\\u202etxt.exe"');
+    expect(saved.stderr + saved.stdout).not.toMatch(RAW);
+  });
+});
+
+describe('secrets stay masked in every output (issue 28 item 4)', () => {
+  const PUSH_TOKEN = 'push-token-secret-61a0';
+  const PUSH_CREDENTIALS = 'auth-credentials-secret-93b4';
+  const URL_PASSWORD = 'url-password-secret-7d21';
+
+  it("a push config's token and authentication credentials: not in --debug, text or json", async () => {
+    const { env } = await sandbox('push-secrets');
+    const hostile = await agent(taskWith([]), {
+      pushConfig: {
+        taskId: 'hostile-task',
+        pushNotificationConfig: {
+          id: 'p1',
+          url: 'http://127.0.0.1:9/hook',
+          token: PUSH_TOKEN,
+          authentication: { schemes: ['Bearer'], credentials: PUSH_CREDENTIALS },
+        },
+      },
+    });
+    const base = ['task', 'push-config'];
+    const runs = [
+      await a2a([...base, 'get', '-a', hostile.url, 'hostile-task', 'p1', '--debug'], { env }),
+      await a2a([...base, 'get', '-a', hostile.url, 'hostile-task', 'p1', '--debug', '-o', 'json'], { env }),
+      await a2a([...base, 'list', '-a', hostile.url, 'hostile-task', '--debug', '-o', 'jsonl'], { env }),
+      await a2a(
+        [...base, 'create', '-a', hostile.url, 'hostile-task', '--url', 'http://127.0.0.1:9/hook'].concat([
+          '--token',
+          PUSH_TOKEN,
+          '--debug',
+          '-o',
+          'json',
+        ]),
+        { env },
+      ),
+    ];
+    for (const run of runs) {
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stderr).toContain('[debug] <<< POST');
+      expect(run.stdout + run.stderr).not.toContain(PUSH_TOKEN);
+      expect(run.stdout + run.stderr).not.toContain(PUSH_CREDENTIALS);
+    }
+    const [text, json] = runs as [Run, Run];
+    expect(text.stdout).toContain('Token: ***');
+    expect((json.json() as Json).token).toBe('***');
+    expect((json.json() as Json).authentication.credentials).toBe('***');
+    expect(json.stderr).toContain('"token":"***"');
+  });
+
+  it('a password in the agent URL: not in errors, debug lines or config show', async () => {
+    const { env } = await sandbox('url-password');
+    const hostile = await agent(taskWith([]));
+    const withPassword = hostile.url.replace('http://', `http://user:${URL_PASSWORD}@`);
+    const runs = [
+      await a2a(['send', '-a', withPassword, 'hi', '--debug'], { env }),
+      await a2a(['send', '-a', withPassword, 'hi', '-o', 'json'], { env }),
+      await a2a(['send', '-e', `${withPassword}/a2a`, 'hi', '--debug'], { env }),
+      await a2a(['config', 'show', '-a', withPassword], { env }),
+      await a2a(['config', 'show', '-a', withPassword, '-o', 'json'], { env }),
+    ];
+    for (const run of runs) expect(run.stdout + run.stderr).not.toContain(URL_PASSWORD);
+    expect(runs[3]?.stdout).toContain(`agent-card: ${hostile.url.replace('http://', 'http://user:***@')} [flag]`);
+    expect(runs.slice(0, 3).every((run) => run.code !== 0 || run.stdout !== '')).toBe(true);
+  });
+});
+
+describe('downloads are all or nothing and stay in --dir (issue 28 item 5)', () => {
+  it('--force replaces a symlink in the directory rather than writing through it', async () => {
+    const { root, env } = await sandbox('symlink');
+    const dir = join(root, 'out');
+    await mkdir(dir);
+    const victim = join(root, 'victim');
+    await writeFile(victim, 'the user file');
+    await symlink(victim, join(dir, 'report.txt'));
+    const hostile = await agent(taskWith([filePart('report.txt', 'from the agent')]));
+    const run = await a2a(['task', 'download', '-a', hostile.url, 'hostile-task', '--dir', dir, '--force'], { env });
+    expect(run.code).toBe(0);
+    expect(await readFile(victim, 'utf8')).toBe('the user file');
+    expect((await lstat(join(dir, 'report.txt'))).isFile()).toBe(true);
+    expect(await readFile(join(dir, 'report.txt'), 'utf8')).toBe('from the agent');
+    expect(await readdir(dir)).toEqual(['report.txt']);
+  });
+
+  it('a dangling symlink under a name, without --force: refused before anything is written', async () => {
+    const { root, env } = await sandbox('dangling');
+    const dir = join(root, 'out');
+    await mkdir(dir);
+    await symlink(join(root, 'created-outside'), join(dir, 'b.txt'));
+    const hostile = await agent(taskWith([filePart('a.txt', 'first'), filePart('b.txt', 'second')]));
+    const run = await a2a(['task', 'download', '-a', hostile.url, 'hostile-task', '--dir', dir, '-o', 'json'], {
+      env,
+    });
+    expect(run.code).toBe(2);
+    expect((run.json() as Json).error.message).toContain(join(dir, 'b.txt'));
+    expect(await readdir(dir)).toEqual(['b.txt']);
+    expect(await exists(join(root, 'created-outside'))).toBe(false);
+  });
+
+  it('a 300-character name is refused up front (a generated name instead), not after earlier parts', async () => {
+    const { root, env } = await sandbox('long');
+    const dir = join(root, 'out');
+    const long = `${'x'.repeat(300)}.txt`;
+    const hostile = await agent(taskWith([filePart('a.txt', 'first'), filePart(long, 'second')]));
+    const run = await a2a(['task', 'download', '-a', hostile.url, 'hostile-task', '--dir', dir], { env });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('is longer than 200 bytes); saving as result-2.txt');
+    expect((await readdir(dir)).sort()).toEqual(['a.txt', 'result-2.txt']);
+    expect(await readFile(join(dir, 'result-2.txt'), 'utf8')).toBe('second');
+  });
+
+  it('a part whose URI fails: nothing is written', async () => {
+    const { root, env } = await sandbox('uri');
+    const dir = join(root, 'out');
+    await mkdir(dir);
+    const hostile = await agent(
+      taskWith([
+        filePart('first.txt', 'first'),
+        { kind: 'file', file: { uri: 'http://127.0.0.1:9/missing', name: 'second.txt', mimeType: 'text/plain' } },
+      ]),
+    );
+    const run = await a2a(['task', 'download', '-a', hostile.url, 'hostile-task', '--dir', dir, '--retries', '1'], {
+      env,
+    });
+    expect(run.code).toBe(3);
+    expect(await readdir(dir)).toEqual([]);
   });
 });

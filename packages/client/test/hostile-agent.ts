@@ -18,7 +18,7 @@ export interface HostileAgent {
 
 export async function hostileAgent(
   task: Task,
-  options: { pushConfig?: TaskPushNotificationConfig; name?: string } = {},
+  options: { pushConfig?: TaskPushNotificationConfig; name?: string; errorMessage?: string } = {},
 ): Promise<HostileAgent> {
   let base = '';
   const requests: HostileAgent['requests'] = [];
@@ -73,7 +73,11 @@ export async function hostileAgent(
       res.end(
         JSON.stringify(
           result === undefined
-            ? { jsonrpc: '2.0', id: request.id ?? null, error: { code: -32601, message: 'Method not found' } }
+            ? {
+                jsonrpc: '2.0',
+                id: request.id ?? null,
+                error: { code: -32601, message: options.errorMessage ?? 'Method not found' },
+              }
             : { jsonrpc: '2.0', id: request.id ?? null, result },
         ),
       );

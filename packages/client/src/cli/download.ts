@@ -176,16 +176,26 @@ async function content(ctx: Context, part: Part): Promise<Uint8Array> {
   return new Uint8Array(await response.arrayBuffer());
 }
 
-export async function taskDownload(ctx: Context, parsed: Parsed): Promise<void> {
-  const id = taskId(parsed);
-  const dir = resolve(String(ctx.values.dir ?? '.'));
-  const force = ctx.values.force === true;
-  const agent = await client(ctx);
-  const task = await agent.getTask(id, { signal: ctx.signal, timeoutMs: ctx.timeoutMs });
-  const planned = planDownload(task, (line) => ctx.stderr.write(`warning: ${line}\n`)).map((entry) => ({
-    ...entry,
-    path: join(dir, entry.name),
-  }));
+export interface SavedFile {
+  path: string;
+  artifactId: string;
+  partIndex: number;
+  mediaType: string | null;
+  bytes: number;
+}
+
+/**
+ * Saves a task's parts as files in `dir`, all or nothing (see the header): names planned and
+ * checked, existing names refused unless `force`, every content read, then each written to a
+ * temporary file and moved into place.
+ */
+export async function saveDownload(
+  task: Pick<Task, 'artifacts'>,
+  dir: string,
+  options: { force: boolean; warn: (line: string) => void; content: (part: Part) => Promise<Uint8Array> },
+): Promise<SavedFile[]> {
+  const { force } = options;
+  const planned = planDownload(task, options.warn).map((entry) => ({ ...entry, path: join(dir, entry.name) }));
   // Checked before anything is written, so a refused download leaves the directory as it was.
   const existing: string[] = [];
   for (const entry of planned) {
@@ -203,7 +213,7 @@ export async function taskDownload(ctx: Context, parsed: Parsed): Promise<void> 
   }
   // Every part's content before the first write: a URI that fails leaves nothing behind.
   const contents: Uint8Array[] = [];
-  for (const entry of planned) contents.push(await content(ctx, entry.part));
+  for (const entry of planned) contents.push(await options.content(entry.part));
   await mkdir(dir, { recursive: true });
   const temporaries: string[] = [];
   const placed: string[] = [];
@@ -230,13 +240,25 @@ export async function taskDownload(ctx: Context, parsed: Parsed): Promise<void> 
       );
     throw error;
   }
-  const saved = planned.map((entry, index) => ({
+  return planned.map((entry, index) => ({
     path: entry.path,
     artifactId: entry.artifactId,
     partIndex: entry.partIndex,
     mediaType: entry.mediaType ?? null,
     bytes: (contents[index] as Uint8Array).byteLength,
   }));
+}
+
+export async function taskDownload(ctx: Context, parsed: Parsed): Promise<void> {
+  const id = taskId(parsed);
+  const dir = resolve(String(ctx.values.dir ?? '.'));
+  const agent = await client(ctx);
+  const task = await agent.getTask(id, { signal: ctx.signal, timeoutMs: ctx.timeoutMs });
+  const saved = await saveDownload(task, dir, {
+    force: ctx.values.force === true,
+    warn: (line) => ctx.stderr.write(`warning: ${line}\n`),
+    content: (part) => content(ctx, part),
+  });
   if (ctx.format !== 'text') {
     ctx.printer.document({
       taskId: task.id,

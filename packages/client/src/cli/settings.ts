@@ -16,6 +16,7 @@ import {
 import { UsageError } from './errors.js';
 import { oauthLogin } from './oauth.js';
 import { GLOBAL, type Parsed, type Source, str } from './options.js';
+import { redactUrlPassword } from './redact.js';
 
 /** What applies when nothing sets an option, as `config show` names it. */
 const BUILT_IN: Record<string, string> = {
@@ -37,7 +38,8 @@ const NOT_SETTINGS = new Set(['help', 'version']);
 
 /** A credential as `config show` prints it: a file:/exec: source is a location, not the secret. */
 function mask(name: string, value: string): string {
-  if (!SECRET_OPTIONS.has(name) || /^(file|exec|exec-shell):/.test(value)) return value;
+  // A URL's password (`-a http://user:pass@host`) is a credential whatever option holds it.
+  if (!SECRET_OPTIONS.has(name) || /^(file|exec|exec-shell):/.test(value)) return redactUrlPassword(value);
   if (name === 'svc-param') {
     const key = /^([^:=\s]+)\s*[:=]/.exec(value)?.[1];
     return key === undefined ? '***' : `${key}:***`;
