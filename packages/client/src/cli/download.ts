@@ -105,13 +105,15 @@ export function planDownload(task: Pick<Task, 'artifacts'>, warn: (line: string)
   for (const artifact of task.artifacts ?? []) {
     artifact.parts.forEach((part, partIndex) => {
       const generated = `${stem(artifact)}-${partIndex + 1}`;
+      // A stem may itself be a device name's (`CON.-1.txt` is Windows' CON): set it apart.
+      const ours = (name: string) => (checkFileName(name).ok ? name : `_${name}`);
       let name: string;
       let mediaType: string | undefined;
       if (part.kind === 'text') {
-        name = `${generated}.txt`;
+        name = ours(`${generated}.txt`);
         mediaType = 'text/plain';
       } else if (part.kind === 'data') {
-        name = `${generated}.json`;
+        name = ours(`${generated}.json`);
         mediaType = 'application/json';
       } else {
         mediaType = part.file.mimeType;
@@ -119,7 +121,7 @@ export function planDownload(task: Pick<Task, 'artifacts'>, warn: (line: string)
         const check = own === undefined ? undefined : checkFileName(own);
         if (own !== undefined && check?.ok) name = own;
         else {
-          name = `${generated}${EXTENSIONS[mediaType ?? ''] ?? '.bin'}`;
+          name = ours(`${generated}${EXTENSIONS[mediaType ?? ''] ?? '.bin'}`);
           if (own !== undefined && check && !check.ok) {
             warn(
               `Refused the file name ${JSON.stringify(own)} from the agent (it ${check.reason}); saving as ${name}.`,
