@@ -99,7 +99,8 @@ function own(path: string, warnings: string[]): boolean {
   if (!existsSync(path)) return false;
   const reason = notOwnReason(path);
   if (reason === undefined) return true;
-  warnings.push(`ignored ${path}: ${reason}; only your own file, writable by you alone, is read`);
+  const fix = reason.startsWith('others can write') ? ` (chmod go-w ${path})` : '';
+  warnings.push(`ignored ${path}: ${reason}; only your own file, writable by you alone, is read${fix}`);
   return false;
 }
 
