@@ -47,13 +47,14 @@ async function sandbox(name: string): Promise<{ home: string; project: string; u
 }
 
 describe('configuration files and config show (A2ACLI_CONFIG_002)', () => {
-  it('reads the user file, then a .env found upward, then the environment, then a flag, highest last', async () => {
+  it('reads the user file, then the working directory .env, then the environment, then a flag, highest last', async () => {
     const { home, project, userEnv } = await sandbox('precedence');
     await writeFile(userEnv, `A2ACLI_AGENT_CARD=${secured.url}\nA2ACLI_BEARER=${TOKEN}\nA2ACLI_OUTPUT=text\n`, {
       mode: 0o600,
     });
-    // The local .env sits one directory above the working directory: found by walking up.
-    await writeFile(join(project, '..', '.env'), '# project settings\nA2ACLI_OUTPUT=json\nA2ACLI_POLL_INTERVAL="3s"\n');
+    // The local .env is the working directory's (one in a parent directory is never read).
+    await writeFile(join(project, '.env'), '# project settings\nA2ACLI_OUTPUT=json\nA2ACLI_POLL_INTERVAL="3s"\n');
+    await writeFile(join(project, '..', '.env'), 'A2ACLI_RETRIES=9\n');
     const env = { HOME: home };
 
     // Agent and credential from the user file, the output format from the local file.
@@ -65,7 +66,8 @@ describe('configuration files and config show (A2ACLI_CONFIG_002)', () => {
     expect(shown.code).toBe(0);
     const settings = (shown.json() as Json).settings;
     expect(settings['agent-card']).toEqual({ value: secured.url, source: `file ${userEnv} (A2ACLI_AGENT_CARD)` });
-    expect(settings.output.source).toBe(`file ${join(project, '..', '.env')} (A2ACLI_OUTPUT)`);
+    expect(settings.output.source).toBe(`file ${join(project, '.env')} (A2ACLI_OUTPUT)`);
+    expect(settings.retries).toEqual({ value: '4', source: 'built-in default' });
     expect(settings.output.value).toBe('json');
     expect(settings['poll-interval'].value).toBe('3s');
     expect(settings['a2a-version']).toEqual({ value: '1.0', source: 'built-in default' });
@@ -118,15 +120,21 @@ describe('configuration files and config show (A2ACLI_CONFIG_002)', () => {
   it('warns when a file holding a credential is readable by others, and --stream never comes from a file', async () => {
     const { home, project } = await sandbox('modes');
     const local = join(project, '.env');
-    await writeFile(local, `A2ACLI_AGENT_CARD=${served.url}\nA2ACLI_BEARER=${TOKEN}\nA2ACLI_STREAM=true\n`);
+    await writeFile(local, `A2ACLI_BEARER=${TOKEN}\nA2ACLI_STREAM=true\n`);
     await chmod(local, 0o644);
-    const run = await a2a(['send', 'mode check', '-o', 'json'], { env: { HOME: home }, cwd: project });
+    const run = await a2a(['send', '-a', served.url, 'mode check', '-o', 'json'], {
+      env: { HOME: home },
+      cwd: project,
+    });
     expect(run.code).toBe(0);
     expect(run.stderr).toContain(`warning: ${local} holds a credential and others can read it: chmod 600 ${local}`);
     // One document, not JSON Lines: A2ACLI_STREAM in a file is ignored (§9.3).
     expect((run.json() as Json).task.status.state).toBe('TASK_STATE_COMPLETED');
     await chmod(local, 0o600);
-    const quiet = await a2a(['send', 'mode check', '-o', 'json'], { env: { HOME: home }, cwd: project });
+    const quiet = await a2a(['send', '-a', served.url, 'mode check', '-o', 'json'], {
+      env: { HOME: home },
+      cwd: project,
+    });
     expect(quiet.stderr).toBe('');
   });
 });

@@ -38,6 +38,7 @@ import {
   str,
   versions,
 } from './options.js';
+import { maskPushConfig, redactSecrets } from './redact.js';
 import { type Format, json, type Printer, stateName } from './render.js';
 
 export interface Context {
@@ -96,7 +97,8 @@ export async function client(
     preferences: transports.length > 0 ? transports.map((b) => ({ binding: b })) : 'card',
     timeoutMs: ctx.timeoutMs,
     retry: retries === undefined ? undefined : { attempts: Math.max(1, retries) },
-    debug: values.debug ? (line) => ctx.stderr.write(`[debug] ${line}\n`) : undefined,
+    // The library redacts the credentials it sends; a push config's token and the like are in bodies.
+    debug: values.debug ? (line) => ctx.stderr.write(`[debug] ${redactSecrets(line)}\n`) : undefined,
     // This client alone skips verification: the process (and Node's own warning) stay untouched.
     fetch: values.insecure === true ? insecureFetch : undefined,
     cardCheck: options.cardCheck,
@@ -445,7 +447,9 @@ export async function pushConfig(ctx: Context, parsed: Parsed, action: string): 
   requireCapability(agent, 'pushNotifications', `task push-config ${action}`);
   const call = { signal: ctx.signal, timeoutMs: ctx.timeoutMs };
   const show = (config: TaskPushNotificationConfig) =>
-    ctx.format === 'text' ? ctx.printer.pushConfig(config) : ctx.printer.document(json.pushConfig(config));
+    ctx.format === 'text'
+      ? ctx.printer.pushConfig(config)
+      : ctx.printer.document(json.pushConfig(maskPushConfig(config)));
   switch (action) {
     case 'create': {
       const url = str(ctx.values, 'url');
@@ -463,8 +467,9 @@ export async function pushConfig(ctx: Context, parsed: Parsed, action: string): 
       return;
     case 'list': {
       const configs = await agent.listPushConfigs(id, call);
-      if (ctx.format === 'json') ctx.printer.document(json.pushConfigs(configs));
-      else if (ctx.format === 'jsonl') for (const config of configs) ctx.printer.line(json.pushConfig(config));
+      const masked = configs.map(maskPushConfig);
+      if (ctx.format === 'json') ctx.printer.document(json.pushConfigs(masked));
+      else if (ctx.format === 'jsonl') for (const config of masked) ctx.printer.line(json.pushConfig(config));
       else {
         ctx.printer.field('Configs', configs.length);
         for (const config of configs) ctx.printer.pushConfig(config);

@@ -1,14 +1,29 @@
 /**
  * Configuration files (a2a-cli SPEC.md v0.2 §6.4): dotenv files holding the same `A2ACLI_<OPTION>`
- * names as the environment. Highest first: a flag, the environment, the local file (a `.env`
- * found walking up from the working directory, as git finds its config, or the `--config` file in
- * its place), the user file `~/.config/a2a-cli/.env`, the built-in default.
+ * names as the environment. Highest first: a flag, the environment, the local file (the `.env` in
+ * the working directory, or the `--config` file in its place), the user file
+ * `~/.config/a2a-cli/.env`, the built-in default.
+ *
+ * A `.env` is often not the user's: a cloned repository, an unpacked archive or another user's
+ * directory can hold one. So the working directory's `.env` is the only one found by itself (never
+ * one in a parent directory), it and the user file are read only when they belong to the user and
+ * nobody else can write to them, and the local `.env` is read with restrictions (see
+ * `LOCAL_FILE_OPTIONS` in options.ts) unless the user trusts it (`--trust-local-config`).
  *
  * Also the credentials `a2a auth login` stores per agent (`~/.config/a2a-cli/credentials.json`,
  * mode 0600): read only when no credential came from a flag, the environment or a file.
  */
 
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { UsageError } from './errors.js';
@@ -18,6 +33,11 @@ export interface ConfigFile {
   scope: 'local' | 'user';
   path: string;
   entries: Map<string, string>;
+  /**
+   * Whether every setting is taken from it: the user file and a `--config` file are (the user
+   * chose them); the working directory's `.env` only when the user trusts it.
+   */
+  trusted: boolean;
 }
 
 /** The user's configuration directory. HOME decides it, so a test (or a user) can move it. */
@@ -47,23 +67,41 @@ export function parseDotenv(text: string): Map<string, string> {
   return entries;
 }
 
-function read(path: string, scope: ConfigFile['scope'], warnings: string[]): ConfigFile {
+function read(path: string, scope: ConfigFile['scope'], trusted: boolean, warnings: string[]): ConfigFile {
   const entries = parseDotenv(readFileSync(path, 'utf8'));
   const holdsSecret = [...SECRET_OPTIONS].some((name) => entries.has(envName(name)));
   // §6.4: secrets never in a file others can read. We do not change the user's file; we say so.
   if (holdsSecret && process.platform !== 'win32' && (statSync(path).mode & 0o077) !== 0) {
     warnings.push(`${path} holds a credential and others can read it: chmod 600 ${path}`);
   }
-  return { scope, path, entries };
+  return { scope, path, entries, trusted };
 }
 
-/** The nearest `.env` from `cwd` up to the filesystem root, if any. */
-function findLocal(cwd: string): string | undefined {
-  for (let dir = resolve(cwd); ; dir = dirname(dir)) {
-    const candidate = join(dir, '.env');
-    if (existsSync(candidate) && statSync(candidate).isFile()) return candidate;
-    if (dirname(dir) === dir) return undefined;
-  }
+/**
+ * Why a file found by itself (not named with --config) is not the user's to read, if it is not:
+ * it must be a regular file owned by the user, the link to it too, and writable by no one else
+ * (as ssh reads its config). There is no owner to compare on Windows.
+ */
+export function notOwnReason(path: string): string | undefined {
+  const target = statSync(path);
+  if (!target.isFile()) return 'it is not a regular file';
+  if (process.platform === 'win32' || typeof process.getuid !== 'function') return undefined;
+  const uid = process.getuid();
+  const link = lstatSync(path);
+  if (target.uid !== uid || link.uid !== uid)
+    return `it is owned by uid ${link.uid !== uid ? link.uid : target.uid}, not you (uid ${uid})`;
+  if ((target.mode & 0o022) !== 0) return `others can write to it (mode ${(target.mode & 0o777).toString(8)})`;
+  return undefined;
+}
+
+/** A file found by itself, if it exists and is the user's; a warning when it exists and is not. */
+function own(path: string, warnings: string[]): boolean {
+  if (!existsSync(path)) return false;
+  const reason = notOwnReason(path);
+  if (reason === undefined) return true;
+  const fix = reason.startsWith('others can write') ? ` (chmod go-w ${path})` : '';
+  warnings.push(`ignored ${path}: ${reason}; only your own file, writable by you alone, is read${fix}`);
+  return false;
 }
 
 /** The files in force, highest precedence first; with any warnings about them. */
@@ -79,10 +117,17 @@ export function configFiles(
     if (!existsSync(localPath)) {
       throw new UsageError(`--config ${explicit}: no such file.`, 'Give the path of a .env file.');
     }
-  } else localPath = findLocal(cwd);
-  if (localPath !== undefined) files.push(read(localPath, 'local', warnings));
+    files.push(read(localPath, 'local', true, warnings));
+  } else {
+    // The working directory's only: a `.env` in a parent (say a shared /tmp) may be anyone's.
+    const candidate = join(resolve(cwd), '.env');
+    if (own(candidate, warnings)) {
+      localPath = candidate;
+      files.push(read(candidate, 'local', false, warnings));
+    }
+  }
   const userPath = join(userConfigDir(), '.env');
-  if (existsSync(userPath)) files.push(read(userPath, 'user', warnings));
+  if (own(userPath, warnings)) files.push(read(userPath, 'user', true, warnings));
   return { files, warnings, localPath, userPath };
 }
 

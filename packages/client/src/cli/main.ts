@@ -14,7 +14,8 @@ import { conformance } from './conformance.js';
 import { taskDownload } from './download.js';
 import { classify, UsageError } from './errors.js';
 import { COMMANDS, help, outputFormat, parse, parseDuration, serviceParameters, str, version } from './options.js';
-import { type Format, Printer } from './render.js';
+import { redactSecrets } from './redact.js';
+import { type Format, Printer, terminalSafe } from './render.js';
 import { authLogin, authLogout, authStatus, configShow } from './settings.js';
 
 // ---- entry ----
@@ -36,7 +37,8 @@ export async function main(
   io: { stdout?: NodeJS.WritableStream; stderr?: NodeJS.WritableStream } = {},
 ): Promise<number> {
   const stdout = io.stdout ?? process.stdout;
-  const stderr = io.stderr ?? process.stderr;
+  // Everything on stderr is text for a terminal, whatever -o says: warnings quote agents' words.
+  const stderr = terminalSafe(io.stderr ?? process.stderr);
   // Known before parsing, so that even a usage error comes in the format asked for.
   let format: Format = formatOf(argv);
   let credentialsGiven = false;
@@ -142,7 +144,10 @@ export async function main(
       debugHint: true,
     });
     // The literal values, then what each client read from file: and exec: (known only to it).
-    envelope.error.message = redactors.reduce((text, more) => more(text), redact(envelope.error.message));
+    // Then what no one knew beforehand: a URL's password, a secret member of a body.
+    envelope.error.message = redactSecrets(
+      redactors.reduce((text, more) => more(text), redact(envelope.error.message)),
+    );
     if (format === 'text') {
       const { code, message, hint } = envelope.error;
       stderr.write(`a2a: ${message} [${code}]${hint ? ` Hint: ${hint}` : ''}\n`);

@@ -5,9 +5,10 @@
  */
 
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Binding, Version } from '../card.js';
-import { type ConfigFile, configFiles, envName } from './config.js';
+import { type ConfigFile, configFiles, envName, userConfigDir } from './config.js';
 import { UsageError } from './errors.js';
 import type { Format } from './render.js';
 
@@ -32,6 +33,7 @@ export const GLOBAL: Record<string, OptionSpec> = {
   debug: { type: 'boolean' },
   verbose: { type: 'boolean' },
   insecure: { type: 'boolean' },
+  'trust-local-config': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
   version: { type: 'boolean', short: 'v' },
 };
@@ -166,6 +168,41 @@ export const COMMANDS: Record<string, { options: Record<string, OptionSpec>; usa
 /** What is never read from the environment or a file (§5.2, §9.3). */
 const FLAG_ONLY = new Set(['stream', 'help', 'version']);
 
+/**
+ * What the working directory's `.env` may set unless the user trusts it: how output looks, how
+ * long to wait, which binding and version, and a credential given as itself. Not the agent
+ * (`A2ACLI_AGENT_CARD`, `A2ACLI_ENDPOINT`: the credentials would go where the file says), not a
+ * credential read from a file or a command (`file:`, `exec:`, `exec-shell:`: a file could send
+ * the user's files, or run commands as the user), not TLS verification, nor where a download is
+ * written or whether it overwrites. A file found in a directory may come from anyone (a cloned
+ * repository, an archive, a file an agent sent), so what it may do is listed, not what it may not.
+ */
+export const LOCAL_FILE_OPTIONS = new Set([
+  'output',
+  'transport',
+  'a2a-version',
+  'timeout',
+  'poll-interval',
+  'retries',
+  'debug',
+  'verbose',
+  'tenant',
+  'api-key-header',
+  'bearer',
+  'api-key',
+  'svc-param',
+]);
+
+/** `file:`, `exec:` or `exec-shell:`: a value read from elsewhere (headers.ts). */
+const SOURCE = /^(file|exec|exec-shell):/;
+
+/** Whether an untrusted local file may set this option to this value. */
+function localFileMay(name: string, value: string): boolean {
+  if (!LOCAL_FILE_OPTIONS.has(name)) return false;
+  if (name === 'svc-param') return !SOURCE.test(/^[^:=\s]+\s*[:=]\s*(.*)$/s.exec(value)?.[1] ?? value);
+  return !SOURCE.test(value);
+}
+
 /** Where an option's value came from (`a2a config show`). */
 export type Source =
   | { kind: 'flag' }
@@ -190,7 +227,9 @@ const GLOBAL_HELP = `Global options (each also from A2ACLI_<OPTION>, e.g. A2ACLI
   --svc-param <k:v>        A service parameter sent as a header; repeatable
                            (values here and in --bearer/--api-key may be file:PATH or exec:COMMAND)
   --tenant <id>            Routing identifier for every request (default: the interface's)
-  --config <path>          A .env file used in place of the local one (default: the nearest .env upward)
+  --config <path>          A .env file used in place of the local one (default: ./.env, if it is yours)
+  --trust-local-config     Take every setting from ./.env, the agent and file:/exec: credentials too
+                           (default: only output, timing, transport and literal credentials)
   --timeout <duration>     Whole-command limit, e.g. 30s, 2m (default: none)
   --poll-interval <d>      Polling interval while waiting (default 2s, backing off)
   --retries <n>            Tries on network errors and 502/503/504 (default 4)
@@ -277,13 +316,28 @@ export function parse(argv: string[]): Parsed {
       if (!(name in GLOBAL) && !(name in own))
         throw new UsageError(`${command} has no option --${name}.`, `Run \`a2a ${command} --help\`.`);
     }
+    // The local file is trusted on the user's word only: a flag, the environment or the user
+    // file, never the local file itself.
+    const trustFlag = envName('trust-local-config');
+    const trustRaw =
+      values['trust-local-config'] === true
+        ? 'true'
+        : process.env[trustFlag] || found.files.find((f) => f.scope === 'user')?.entries.get(trustFlag);
+    if (trustRaw !== undefined && /^(1|true|yes)$/i.test(trustRaw)) for (const file of found.files) file.trusted = true;
+    const ignored = new Map<string, string[]>();
     for (const name of [...Object.keys(GLOBAL), ...Object.keys(own)]) {
       if (values[name] !== undefined || FLAG_ONLY.has(name) || name === 'config') continue;
       const variable = envName(name);
       let raw = process.env[variable];
       let source: Source = { kind: 'environment', variable };
       if (raw === undefined || raw === '') {
-        const file = found.files.find((f) => (f.entries.get(variable) ?? '') !== '');
+        const file = found.files.find((f) => {
+          const value = f.entries.get(variable) ?? '';
+          if (value === '' || (name === 'trust-local-config' && f.scope === 'local')) return false;
+          if (f.trusted || localFileMay(name, value)) return true;
+          ignored.set(f.path, [...(ignored.get(f.path) ?? []), variable]);
+          return false;
+        });
         if (file === undefined) continue;
         raw = file.entries.get(variable) as string;
         source = { kind: 'file', path: file.path, variable };
@@ -291,6 +345,11 @@ export function parse(argv: string[]): Parsed {
       const option = GLOBAL[name] ?? own[name];
       values[name] = option?.type === 'boolean' ? /^(1|true|yes)$/i.test(raw) : option?.multiple ? [raw] : raw;
       sources[name] = source;
+    }
+    for (const [path, variables] of ignored) {
+      found.warnings.push(
+        `ignored ${variables.join(', ')} in ${path}: a .env found in the working directory may not choose the agent, read a credential from a file or command, or change TLS or downloads. Pass them as flags, or trust the file with --trust-local-config (or A2ACLI_TRUST_LOCAL_CONFIG=true in ${join(userConfigDir(), '.env')}).`,
+      );
     }
   }
   return {

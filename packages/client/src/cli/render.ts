@@ -3,6 +3,12 @@
  * Appendix B), whichever version the agent speaks: the model is written with core's 1.0 codec.
  * `text` is one `Label: value` field per line with the same labels every time, blocks (a text or
  * data part) under their own label and closed by a blank line, no control sequences (§9.2).
+ *
+ * Text output is the agent's words on the user's terminal, so it is made inert (`visible`): every
+ * C0 and C1 control character but newline and tab, DEL, and the bidirectional controls are shown
+ * escaped (`\x1b`, `\u202e`), so no escape sequence, bare carriage return or direction override
+ * can retitle the terminal, erase a line or make text read as other text. `json` and `jsonl` stay
+ * byte-exact: JSON escapes what needs escaping, and the reader is a program.
  */
 
 import {
@@ -17,8 +23,41 @@ import {
   type TaskPushNotificationConfig,
   type TaskState,
 } from '@fastify-a2a/core/protocol';
+import { redactUrlPassword } from './redact.js';
 
 export type Format = 'text' | 'json' | 'jsonl';
+
+/**
+ * C0 controls but tab and newline, DEL, C1 controls; the Arabic letter mark, LRM/RLM, the line and
+ * paragraph separators, and the bidirectional embeddings, overrides and isolates (U+202A–U+202E,
+ * U+2066–U+2069: Unicode TR9, the "Trojan Source" characters).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what this finds.
+const UNSAFE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
+
+/** Text made safe for a terminal: CRLF read as a newline, every unsafe character escaped. */
+export function visible(text: string): string {
+  return text.replace(/\r\n/g, '\n').replace(UNSAFE, (c) => {
+    const code = c.charCodeAt(0);
+    return code < 0x100 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+}
+
+/** A writable stream whose text is made `visible` (and URL passwords masked): stderr. */
+export function terminalSafe(out: NodeJS.WritableStream): NodeJS.WritableStream {
+  return new Proxy(out, {
+    get(target, property) {
+      if (property === 'write')
+        return (chunk: unknown, ...rest: unknown[]) =>
+          (target.write as (...args: unknown[]) => boolean)(
+            typeof chunk === 'string' ? visible(redactUrlPassword(chunk)) : chunk,
+            ...rest,
+          );
+      const value = Reflect.get(target, property, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
 
 export const stateName = (state: TaskState): string => STATE_TO_WIRE_1_0[state] ?? String(state);
 
@@ -59,11 +98,11 @@ export class Printer {
   field(label: string, value: string | number | boolean | undefined): void {
     if (value === undefined) return;
     // One field per line: a value with newlines would break the line contract.
-    this.out.write(`${label}: ${String(value).replace(/\r?\n/g, ' ')}\n`);
+    this.out.write(`${label}: ${visible(redactUrlPassword(String(value)).replace(/\r?\n/g, ' '))}\n`);
   }
 
   block(label: string, content: string): void {
-    this.out.write(`${label}:\n${content.replace(/\n+$/, '')}\n\n`);
+    this.out.write(`${label}:\n${visible(redactUrlPassword(content)).replace(/\n+$/, '')}\n\n`);
   }
 
   parts(label: string, parts: readonly Part[]): void {

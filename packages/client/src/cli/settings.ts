@@ -16,6 +16,7 @@ import {
 import { UsageError } from './errors.js';
 import { oauthLogin } from './oauth.js';
 import { GLOBAL, type Parsed, type Source, str } from './options.js';
+import { redactUrlPassword } from './redact.js';
 
 /** What applies when nothing sets an option, as `config show` names it. */
 const BUILT_IN: Record<string, string> = {
@@ -29,6 +30,7 @@ const BUILT_IN: Record<string, string> = {
   debug: 'false',
   verbose: 'false',
   insecure: 'false',
+  'trust-local-config': 'false',
 };
 
 /** Never shown: actions, not settings. */
@@ -36,7 +38,8 @@ const NOT_SETTINGS = new Set(['help', 'version']);
 
 /** A credential as `config show` prints it: a file:/exec: source is a location, not the secret. */
 function mask(name: string, value: string): string {
-  if (!SECRET_OPTIONS.has(name) || /^(file|exec|exec-shell):/.test(value)) return value;
+  // A URL's password (`-a http://user:pass@host`) is a credential whatever option holds it.
+  if (!SECRET_OPTIONS.has(name) || /^(file|exec|exec-shell):/.test(value)) return redactUrlPassword(value);
   if (name === 'svc-param') {
     const key = /^([^:=\s]+)\s*[:=]/.exec(value)?.[1];
     return key === undefined ? '***' : `${key}:***`;
@@ -89,7 +92,7 @@ export function configShow(ctx: Context, parsed: Parsed): void {
     return;
   }
   const { printer } = ctx;
-  printer.field('Local File', files.local ?? `(none: no .env from ${process.cwd()} upward)`);
+  printer.field('Local File', files.local ?? `(none: no .env of yours in ${process.cwd()})`);
   printer.field('User File', files.user ?? `(none: ${files.userExpectedAt} does not exist)`);
   for (const [name, { value, source }] of Object.entries(settings)) {
     const shown = value === null ? '(unset)' : Array.isArray(value) ? value.join(', ') : value;
