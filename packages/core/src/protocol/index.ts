@@ -8,3 +8,4 @@ export * from './operations.js';
 export * from './v0_3/index.js';
 export * from './v1_0/index.js';
 export * from './validation.js';
+export * from './card-signature.js';
