@@ -126,6 +126,8 @@ export type {
   StreamSignal,
 } from './protocol/context.js';
 export { callContext } from './protocol/context.js';
+export type { CardSignatureForm } from './protocol/card-signature.js';
+export { canonicalCardPayload, cardSignatureFormOf } from './protocol/card-signature.js';
 export type {
   AuthorizeHook,
   DeclaredCapabilities,
