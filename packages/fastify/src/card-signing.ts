@@ -98,6 +98,13 @@ function privateKeyOf(entry: CardSigningKey, where: string): { key: KeyObject; j
     }
   }
   if (material === undefined) throw new Error(`${where} needs "key" (PEM or JWK) or "file" (its path)`);
+  const isPublic =
+    typeof material === 'string'
+      ? /-----BEGIN (?:RSA )?PUBLIC KEY-----/.test(material)
+      : !isKeyObject(material) && (material as JWK).d === undefined;
+  if (isPublic) {
+    throw new Error(`${where} is a public key; card signing needs the private key (publish the public one to verifiers)`);
+  }
   let key: KeyObject;
   try {
     if (typeof material === 'string') key = createPrivateKey(material);
