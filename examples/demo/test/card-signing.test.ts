@@ -65,6 +65,8 @@ describe('the demo with A2A_CARD_SIGNING_KEY', () => {
     expect(exit.code).toBe(1);
     const stderr = demo.stderr().trim();
     expect(stderr.split('\n')).toHaveLength(1);
-    expect(stderr).toMatch(/^Could not start the demo: fastify-a2a: "agentCardSigning"\.keys: the key file .*missing\.pem could not be read \(ENOENT\)/);
+    expect(stderr).toMatch(
+      /^Could not start the demo: fastify-a2a: "agentCardSigning"\.keys: the key file .*missing\.pem could not be read \(ENOENT\)/,
+    );
   });
 });

@@ -9,7 +9,7 @@
  * proves nothing.
  */
 
-import { type KeyObject, createPublicKey } from 'node:crypto';
+import { createPublicKey, type KeyObject } from 'node:crypto';
 import { canonicalCardPayload, isJsonObject, type JsonObject } from '@fastify-a2a/core/protocol';
 import {
   base64url,
@@ -76,7 +76,9 @@ async function fetchJwks(url: string, options: VerifyCardOptions): Promise<JSONW
 function keysFor(options: VerifyCardOptions): KeyFor {
   const local = options.jwks === undefined ? undefined : createLocalJWKSet(options.jwks);
   const given = (options.keys ?? []).map((key) =>
-    typeof key === 'string' ? { key: createPublicKey(key) as KeyObject | JWK, kid: undefined } : { key, kid: (key as JWK).kid },
+    typeof key === 'string'
+      ? { key: createPublicKey(key) as KeyObject | JWK, kid: undefined }
+      : { key, kid: (key as JWK).kid },
   );
   const fetched = new Map<string, Promise<ReturnType<typeof createLocalJWKSet>>>();
   return async (header) => {

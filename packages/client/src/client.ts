@@ -34,7 +34,7 @@ import {
   type SelectOptions,
   selectEndpoint,
 } from './card.js';
-import { verifyCardSignatures, type VerifyCardOptions } from './card-verify.js';
+import { type VerifyCardOptions, verifyCardSignatures } from './card-verify.js';
 import { A2AClientError } from './errors.js';
 import { type Credentials, HeaderSet } from './headers.js';
 import { backoffMs, CallScope, HttpClient, type RetryOptions } from './http.js';

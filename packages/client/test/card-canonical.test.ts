@@ -26,7 +26,9 @@ const flow = fc.record(
   { requiredKeys: [] },
 );
 const scheme = fc.oneof(
-  fc.record({ apiKeySecurityScheme: fc.record({ location: text, name: text, description: text }, { requiredKeys: [] }) }),
+  fc.record({
+    apiKeySecurityScheme: fc.record({ location: text, name: text, description: text }, { requiredKeys: [] }),
+  }),
   fc.record({ httpAuthSecurityScheme: fc.record({ scheme: text, bearerFormat: text }, { requiredKeys: [] }) }),
   fc.record({
     oauth2SecurityScheme: fc.record(
@@ -136,7 +138,13 @@ describe('canonicalCardPayload (1.0 form) matches @a2a-js/sdk 1.x canonicalizeAg
   });
 
   it('a card with 0.3’s `url` keeps every member (the json form)', () => {
-    const combined = { name: 'A', url: 'http://a', protocolVersion: '0.3.0', skills: [], capabilities: { stateTransitionHistory: false } };
+    const combined = {
+      name: 'A',
+      url: 'http://a',
+      protocolVersion: '0.3.0',
+      skills: [],
+      capabilities: { stateTransitionHistory: false },
+    };
     expect(canonicalCardPayload(combined)).toBe(
       '{"capabilities":{"stateTransitionHistory":false},"name":"A","protocolVersion":"0.3.0","url":"http://a"}',
     );

@@ -10,7 +10,7 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { type AgentCard as SdkAgentCard, generateAgentCardSignature, verifyAgentCardSignature } from '@a2a-js/sdk-1';
+import { generateAgentCardSignature, type AgentCard as SdkAgentCard, verifyAgentCardSignature } from '@a2a-js/sdk-1';
 import { bearerTokens } from 'fastify-a2a';
 import { decodeProtectedHeader, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -193,7 +193,7 @@ describe('the plugin signs every card shape it serves', () => {
       expect(extended.signatures).toHaveLength(2);
       await expect(verifyCardSignatures(extended, { jwks: bothKeys })).resolves.toMatchObject({ kid: 'ec-1' });
       await refusal(verifyCardSignatures({ ...extended, name: 'Changed' }, { jwks: bothKeys }));
-      if (form.versions[0] === '1.0') await sdkVerify(bothKeys)(extended as SdkAgentCard);
+      if (form.versions[0] === '1.0') await sdkVerify(bothKeys)(extended as unknown as SdkAgentCard);
     }
   });
 
@@ -211,7 +211,9 @@ describe('the plugin signs every card shape it serves', () => {
     const agent = await connect(withJwks.url, { verifyCard: { trustedJku: [jku] } });
     expect(agent.card.name).toBe(card.name);
     clearCardCache();
-    const error = await refusal(connect(withJwks.url, { verifyCard: { trustedJku: ['https://keys.example/jwks.json'] } }));
+    const error = await refusal(
+      connect(withJwks.url, { verifyCard: { trustedJku: ['https://keys.example/jwks.json'] } }),
+    );
     expect(error.kind).toBe('card-unverified');
     expect(error.message).toContain(`its jku ${jku} is not trusted`);
   });
@@ -299,11 +301,33 @@ describe('the a2a CLI: card get --verify, send --verify-card', () => {
 
   it('send --verify-card sends only after the card verifies', async () => {
     const before = signed.agent.runs.size;
-    const refused = await a2a(['send', '-a', signed.url, '--bearer', 'token-a', '--verify-card', '--jwks', wrongJwksFile, 'hi']);
+    const refused = await a2a([
+      'send',
+      '-a',
+      signed.url,
+      '--bearer',
+      'token-a',
+      '--verify-card',
+      '--jwks',
+      wrongJwksFile,
+      'hi',
+    ]);
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('[A2ACLI_ERR_CARD_UNVERIFIED]');
     expect(signed.agent.runs.size).toBe(before);
-    const sent = await a2a(['send', '-a', signed.url, '--bearer', 'token-a', '--verify-card', '--jwks', jwksFile, 'hi', '-o', 'json']);
+    const sent = await a2a([
+      'send',
+      '-a',
+      signed.url,
+      '--bearer',
+      'token-a',
+      '--verify-card',
+      '--jwks',
+      jwksFile,
+      'hi',
+      '-o',
+      'json',
+    ]);
     expect(sent.code).toBe(0);
     expect(signed.agent.runs.size).toBe(before + 1);
   });

@@ -107,6 +107,8 @@ export type {
 export { errorResponse, JsonRpcBinding } from './protocol/bindings/jsonrpc.js';
 export type { RestBindingOptions, RestMethod, RestOutcome, RestReply } from './protocol/bindings/rest.js';
 export { RestBinding } from './protocol/bindings/rest.js';
+export type { CardSignatureForm } from './protocol/card-signature.js';
+export { canonicalCardPayload, cardSignatureFormOf } from './protocol/card-signature.js';
 export type {
   CallerCodec,
   JsonRpcMapping,
@@ -126,8 +128,6 @@ export type {
   StreamSignal,
 } from './protocol/context.js';
 export { callContext } from './protocol/context.js';
-export type { CardSignatureForm } from './protocol/card-signature.js';
-export { canonicalCardPayload, cardSignatureFormOf } from './protocol/card-signature.js';
 export type {
   AuthorizeHook,
   DeclaredCapabilities,

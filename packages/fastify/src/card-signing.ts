@@ -60,7 +60,7 @@ interface LoadedKey {
 function defaultAlg(key: KeyObject): string | undefined {
   switch (key.asymmetricKeyType) {
     case 'ec':
-      return { 'prime256v1': 'ES256', 'secp384r1': 'ES384', 'secp521r1': 'ES512' }[
+      return { prime256v1: 'ES256', secp384r1: 'ES384', secp521r1: 'ES512' }[
         key.asymmetricKeyDetails?.namedCurve ?? ''
       ];
     case 'ed25519':
@@ -103,7 +103,9 @@ function privateKeyOf(entry: CardSigningKey, where: string): { key: KeyObject; j
       ? /-----BEGIN (?:RSA )?PUBLIC KEY-----/.test(material)
       : !isKeyObject(material) && (material as JWK).d === undefined;
   if (isPublic) {
-    throw new Error(`${where} is a public key; card signing needs the private key (publish the public one to verifiers)`);
+    throw new Error(
+      `${where} is a public key; card signing needs the private key (publish the public one to verifiers)`,
+    );
   }
   let key: KeyObject;
   try {

@@ -59,11 +59,18 @@ describe('agentCardSigning at register', () => {
 
   it('refuses an algorithm that does not fit the key, two keys with one kid, and no keys', async () => {
     expect(await registerError({ keys: { key: pem, alg: 'RS256' } })).toMatch(/cannot sign with RS256/);
-    expect(await registerError({ keys: [{ key: pem, kid: 'k' }, { key: rsa.privateKey, kid: 'k' }] })).toMatch(
-      /kid "k" is used twice/,
-    );
+    expect(
+      await registerError({
+        keys: [
+          { key: pem, kid: 'k' },
+          { key: rsa.privateKey, kid: 'k' },
+        ],
+      }),
+    ).toMatch(/kid "k" is used twice/);
     expect(await registerError({ keys: [] })).toMatch(/at least one key/);
-    expect(await registerError({ keys: { key: pem }, jwks: 'keys.json' })).toMatch(/jwks must be true, false or a path/);
+    expect(await registerError({ keys: { key: pem }, jwks: 'keys.json' })).toMatch(
+      /jwks must be true, false or a path/,
+    );
   });
 });
 
@@ -88,7 +95,11 @@ describe('the signed card on the card route', () => {
 
       const card = first.json() as Record<string, unknown> & { signatures: { protected: string; signature: string }[] };
       const [ecSignature, rsaSignature] = card.signatures;
-      expect(decodeProtectedHeader(ecSignature as { protected: string })).toEqual({ alg: 'ES256', typ: 'JOSE', kid: 'ec' });
+      expect(decodeProtectedHeader(ecSignature as { protected: string })).toEqual({
+        alg: 'ES256',
+        typ: 'JOSE',
+        kid: 'ec',
+      });
       // No kid given, no JWK: the RFC 7638 thumbprint of the public key.
       const rsaHeader = decodeProtectedHeader(rsaSignature as { protected: string });
       expect(rsaHeader.alg).toBe('RS256');
@@ -99,19 +110,24 @@ describe('the signed card on the card route', () => {
       await flattenedVerify({ payload, ...(rsaSignature as { protected: string; signature: string }) }, rsa.publicKey);
       await expect(
         flattenedVerify(
-          { payload: base64url.encode(canonicalCardPayload({ ...card, version: '9' }, 'json')), ...(ecSignature as { protected: string; signature: string }) },
+          {
+            payload: base64url.encode(canonicalCardPayload({ ...card, version: '9' }, 'json')),
+            ...(ecSignature as { protected: string; signature: string }),
+          },
           ec.publicKey,
         ),
       ).rejects.toThrow(/signature verification failed/);
 
       // The 1.0 shape is signed over its own form, with its own signature.
-      const pure = (await app.inject({ url: '/.well-known/agent-card.json', headers: { 'a2a-version': '1.0' } })).json() as Record<
-        string,
-        unknown
-      > & { signatures: { protected: string; signature: string }[] };
+      const pure = (
+        await app.inject({ url: '/.well-known/agent-card.json', headers: { 'a2a-version': '1.0' } })
+      ).json() as Record<string, unknown> & { signatures: { protected: string; signature: string }[] };
       expect(pure.url).toBeUndefined();
       await flattenedVerify(
-        { payload: base64url.encode(canonicalCardPayload(pure, '1.0')), ...(pure.signatures[0] as { protected: string; signature: string }) },
+        {
+          payload: base64url.encode(canonicalCardPayload(pure, '1.0')),
+          ...(pure.signatures[0] as { protected: string; signature: string }),
+        },
         ec.publicKey,
       );
     } finally {
@@ -125,7 +141,9 @@ describe('the signed card on the card route', () => {
       agentCardSigning: { keys: { key: ec.privateKey.export({ format: 'jwk' }) as JWK, kid: 'jwk-key' } },
     });
     try {
-      const card = (await app.inject({ url: '/.well-known/agent-card.json' })).json() as { signatures: { protected: string }[] };
+      const card = (await app.inject({ url: '/.well-known/agent-card.json' })).json() as {
+        signatures: { protected: string }[];
+      };
       expect(card.signatures).toHaveLength(1);
       expect(decodeProtectedHeader(card.signatures[0] as { protected: string }).kid).toBe('jwk-key');
       expect((await app.inject({ url: '/.well-known/jwks.json' })).statusCode).toBe(404);

@@ -89,7 +89,7 @@ async function verifyOptions(ctx: Context, flag: string): Promise<VerifyCardOpti
   if (jwksRef === undefined && trustedJku.length === 0) {
     throw new UsageError(
       `${flag} needs keys to trust: --jwks <file|url> and/or --trusted-jku <url>.`,
-      'Get the agent operator\'s public JWK Set (e.g. its /.well-known/jwks.json) over a channel you trust.',
+      "Get the agent operator's public JWK Set (e.g. its /.well-known/jwks.json) over a channel you trust.",
     );
   }
   const fetcher = values.insecure === true ? insecureFetch : globalThis.fetch;
@@ -566,7 +566,11 @@ export async function cardGet(ctx: Context, parsed: Parsed): Promise<void> {
     if (cardCheck) cardCheck(card, `${agent.resolvedCard.source} (extended card)`);
     // The extended card is signed on its own (1.0 §8.4): checked with the same keys.
     if (verify) {
-      await verifyCardSignatures(card, await verifyOptions(ctx, '--verify'), `${agent.resolvedCard.source} (extended card)`);
+      await verifyCardSignatures(
+        card,
+        await verifyOptions(ctx, '--verify'),
+        `${agent.resolvedCard.source} (extended card)`,
+      );
     }
   }
   if (ctx.format !== 'text') {

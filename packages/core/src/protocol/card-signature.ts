@@ -144,7 +144,7 @@ function message(spec: MessageSpec): Reader {
       if (isSet(value)) out[name] = String(value);
     }
     for (const name of spec.bools ?? []) {
-      if (isSet(member(object, name)) && Boolean(member(object, name))) out[name] = true;
+      if (isSet(member(object, name)) && member(object, name)) out[name] = true;
     }
     for (const name of spec.optionalBools ?? []) {
       const value = member(object, name);

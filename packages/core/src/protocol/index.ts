@@ -1,6 +1,7 @@
 export * from './access-rules.js';
 export * from './bindings/jsonrpc.js';
 export * from './bindings/rest.js';
+export * from './card-signature.js';
 export type * from './codec.js';
 export * from './context.js';
 export * from './dispatch.js';
@@ -8,4 +9,3 @@ export * from './operations.js';
 export * from './v0_3/index.js';
 export * from './v1_0/index.js';
 export * from './validation.js';
-export * from './card-signature.js';
