@@ -16,8 +16,10 @@ import {
   accessRules,
   allOf,
   type CallContext,
+  canonicalCardPayload,
   checkPushOptions,
   Dispatcher,
+  type JsonObject,
   JsonRpcBinding,
   jsonRpc0_3,
   jsonRpc1_0,
@@ -167,6 +169,12 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     signer = await CardSigner.create(options.agentCardSigning).catch((error: Error) => {
       throw invalidOption(`"agentCardSigning"${error.message.startsWith('.') ? '' : ' '}${error.message}.`);
     });
+    try {
+      // The application's fields are what could hold a value JCS refuses (a lone surrogate): say so now.
+      canonicalCardPayload(JSON.parse(JSON.stringify(options.agentCard)) as JsonObject, 'json');
+    } catch (error) {
+      throw invalidOption(`"agentCard" cannot be signed: ${(error as Error).message}.`);
+    }
   }
   const { store, owned } = await storeOf(options);
   if (push !== undefined && store.supports.push !== true) {

@@ -72,6 +72,22 @@ describe('agentCardSigning at register', () => {
       /jwks must be true, false or a path/,
     );
   });
+
+  it('refuses a card JCS cannot represent (a lone surrogate) at register, not at the first request', async () => {
+    const app = Fastify({ logger: false });
+    try {
+      await expect(
+        app.register(a2aPlugin, {
+          agentCard: { ...testCard, description: 'broken \ud800 text' },
+          executor,
+          store: new MemoryStore(),
+          agentCardSigning: { keys: { key: pem } },
+        }),
+      ).rejects.toThrow(/"agentCard" cannot be signed: .*Lone surrogate/);
+    } finally {
+      await app.close().catch(() => undefined);
+    }
+  });
 });
 
 describe('the signed card on the card route', () => {
