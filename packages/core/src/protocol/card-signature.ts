@@ -9,10 +9,10 @@
  *   `AgentCard` message (members outside its schema dropped, oneofs keeping their first case,
  *   values coerced as ProtoJSON reads them), fields at their proto3 default dropped, then every
  *   empty value (`""`, `null`, `[]`, `{}`) dropped, at any depth. This is the payload the official
- *   SDKs compute (@a2a-js/sdk 1.x `canonicalizeAgentCard`: `AgentCard.fromJSON`/`toJSON`, then
- *   `cleanEmpty`; a2a-python: `MessageToDict`, then `_clean_empty`), so a card one signs, the
- *   other verifies. The SDKs go further than the spec's example, which keeps REQUIRED members that
- *   are empty (`"skills": []`): we follow the SDKs, whose verifiers are the ones clients run.
+ *   SDK computes (@a2a-js/sdk 1.x `canonicalizeAgentCard`: `AgentCard.fromJSON`/`toJSON`, then
+ *   `cleanEmpty`), so a card one signs, the other verifies. The SDK goes further than the spec's
+ *   example, which keeps REQUIRED members that are empty (`"skills": []`): we follow the SDK,
+ *   whose verifier is the one clients run.
  * - `json` — a 0.3 card, or the combined card (0.3's members with 1.0's beside them): 0.3 has no
  *   proto-driven form, and the 1.0 form would drop `url`, `preferredTransport`, `protocolVersion`
  *   and 0.3's `security`, leaving a 0.3 client's view of the card unsigned. Every member is kept;
