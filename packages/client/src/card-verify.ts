@@ -129,7 +129,15 @@ export async function verifyCardSignatures(
   } catch (error) {
     throw new A2AClientError('card-unverified', `${source} cannot be verified: ${(error as Error).message}.`);
   }
-  const keysOf = keysFor(options);
+  let keysOf: KeyFor;
+  try {
+    keysOf = keysFor(options);
+  } catch (error) {
+    throw new A2AClientError(
+      'usage',
+      `verifyCard: the keys given cannot be read (a JWK Set, JWKs, SPKI PEM or KeyObjects): ${(error as Error).message}`,
+    );
+  }
   const reasons: string[] = [];
   for (const [i, entry] of signatures.entries()) {
     const label = `signature ${i + 1}`;

@@ -179,6 +179,16 @@ describe('the plugin signs every card shape it serves', () => {
     expect(error.message).toMatch(/signature 2 \(kid "ed-1", EdDSA\): no trusted key has this kid/);
   });
 
+  it('keys that cannot be read, or none at all, are a usage error, not a refusal of the card', async () => {
+    const card = await fetchCard(signed.url);
+    const unreadable = await refusal(verifyCardSignatures(card, { keys: ['not a PEM'] }));
+    expect(unreadable.kind).toBe('usage');
+    expect(unreadable.message).toMatch(/the keys given cannot be read/);
+    const none = await refusal(verifyCardSignatures(card, {}));
+    expect(none.kind).toBe('usage');
+    expect(none.message).toMatch(/needs keys to trust/);
+  });
+
   it('the extended card is signed in the form each version and binding answers with', async () => {
     const forms = [
       { versions: ['1.0' as const], preferences: [{ binding: 'JSONRPC' as const }] },
