@@ -7,13 +7,15 @@
  * (see auth.ts); push notifications: A2A_PUSH_ALLOWED_HOSTS, A2A_PUSH_ALLOWED_CIDRS,
  * A2A_PUSH_THROTTLE_MS (see push.ts); gRPC: A2A_GRPC_PORT serves A2A 1.0 and 0.3 over gRPC on
  * 127.0.0.1:<port> beside HTTP (see grpc.ts); the operators' monitor: A2A_MONITOR_TOKEN (see monitor.ts,
- * telemetry.ts); OTEL_EXPORTER_OTLP_ENDPOINT (see telemetry.ts).
+ * telemetry.ts); OTEL_EXPORTER_OTLP_ENDPOINT (see telemetry.ts); signed cards: A2A_CARD_SIGNING_KEY,
+ * A2A_CARD_SIGNING_KID (see card-signing.ts).
  */
 
 import Fastify from 'fastify';
 import { a2aChildLoggerFactory, a2aPlugin, redact } from 'fastify-a2a';
 import { type DemoAgentName, demoAgents, demoCard, demoOptions } from './agents.js';
 import { type DemoAuth, demoAuth, isLoopback } from './auth.js';
+import { cardSigningSummary, demoCardSigning } from './card-signing.js';
 import { demoGrpc } from './grpc.js';
 import { demoMonitor, monitorSummary } from './monitor.js';
 import { demoPush, pushSummary } from './push.js';
@@ -30,6 +32,7 @@ if (!(agentName in demoAgents)) {
 }
 
 const card = demoCard(agentName);
+const cardSigning = demoCardSigning(process.env);
 let auth: DemoAuth;
 let push: ReturnType<typeof demoPush>;
 let monitor: ReturnType<typeof demoMonitor>;
@@ -64,6 +67,7 @@ try {
     ...push,
     ...demoMetrics(process.env),
     ...monitor,
+    ...cardSigning,
   });
   grpcSummary = await demoGrpc(app, process.env);
   await app.listen({ host, port });
@@ -74,7 +78,7 @@ try {
 }
 const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 console.log(
-  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)}; ${monitorSummary(monitor)}; ${telemetrySummary(process.env, tracing)}${grpcSummary})`,
+  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)}; ${monitorSummary(monitor)}; ${telemetrySummary(process.env, tracing)}; ${cardSigningSummary(cardSigning)}${grpcSummary})`,
 );
 if (auth.authenticate === undefined && !isLoopback(host)) {
   console.warn(

@@ -34,6 +34,7 @@ import {
   type SelectOptions,
   selectEndpoint,
 } from './card.js';
+import { type VerifyCardOptions, verifyCardSignatures } from './card-verify.js';
 import { A2AClientError } from './errors.js';
 import { type Credentials, HeaderSet } from './headers.js';
 import { backoffMs, CallScope, HttpClient, type RetryOptions } from './http.js';
@@ -54,6 +55,12 @@ export interface ConnectOptions extends Credentials, SelectOptions {
   /** One redacted line per request, retry and resume. */
   debug?: ((line: string) => void) | undefined;
   fetch?: typeof fetch | undefined;
+  /**
+   * Refuse a card whose signatures do not verify (A2A 1.0 §8.4.3) with one of these keys: a JWK
+   * Set, public keys, or key-set URLs a signature's `jku` may name. The connection then fails with
+   * a `card-unverified` error, before any call. @default undefined (cards are not verified)
+   */
+  verifyCard?: VerifyCardOptions | undefined;
 }
 
 export interface CallOptions {
@@ -165,6 +172,14 @@ export async function connect(reference: string, options: ConnectOptions = {}): 
     if (error instanceof Error) error.message = http.headers.redact(error.message);
     throw error;
   });
+  if (options.verifyCard !== undefined) {
+    const verification = await verifyCardSignatures(
+      resolved.card,
+      { fetch: options.fetch, ...options.verifyCard },
+      resolved.source,
+    );
+    http.debug(`card ${resolved.source}: signature verified (kid ${verification.kid}, ${verification.alg})`);
+  }
   const endpoint = selectEndpoint(resolved, options);
   const schemes = (resolved.card.securitySchemes ?? {}) as Record<string, Json>;
   for (const scheme of Object.values(schemes)) {

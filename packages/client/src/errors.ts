@@ -21,6 +21,8 @@ export type ClientErrorKind =
   | 'card-not-found'
   /** A card was read but is not an A2A agent card. */
   | 'card-invalid'
+  /** The card's signatures did not verify with a trusted key (`verifyCard`, 1.0 §8.4.3). */
+  | 'card-unverified'
   /** The card names no interface this client speaks (or none the caller allowed). */
   | 'no-interface'
   /** The agent answered with something that is not the protocol: HTML, a bad event, an oversized one. */

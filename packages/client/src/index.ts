@@ -11,6 +11,7 @@ export {
   selectEndpoint,
   type Version,
 } from './card.js';
+export { type CardVerification, type VerifyCardOptions, verifyCardSignatures } from './card-verify.js';
 export {
   A2AClient,
   type CallOptions,

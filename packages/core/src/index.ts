@@ -107,6 +107,8 @@ export type {
 export { errorResponse, JsonRpcBinding } from './protocol/bindings/jsonrpc.js';
 export type { RestBindingOptions, RestMethod, RestOutcome, RestReply } from './protocol/bindings/rest.js';
 export { RestBinding } from './protocol/bindings/rest.js';
+export type { CardSignatureForm } from './protocol/card-signature.js';
+export { canonicalCardPayload, cardSignatureFormOf } from './protocol/card-signature.js';
 export type {
   CallerCodec,
   JsonRpcMapping,

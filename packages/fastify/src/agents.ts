@@ -18,7 +18,8 @@ export interface A2AAgent {
   /** The dispatch every binding calls: validation, the authorize hook, the capability gate. */
   readonly dispatcher: Dispatcher;
   /**
-   * The public card as clients reaching the agent at `baseUrl` get it (scheme, host and port).
+   * The public card as clients reaching the agent at `baseUrl` get it (scheme, host and port),
+   * without `signatures`: with `agentCardSigning` they are made on each served shape's JSON.
    * @default the plugin's `baseUrl` option, else `http://localhost`
    */
   card(baseUrl?: string): AgentCard;

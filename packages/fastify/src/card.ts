@@ -15,6 +15,7 @@ import {
   securitySchemeOut1_0,
 } from '@fastify-a2a/core';
 import type { FastifyRequest } from 'fastify';
+import type { CardSigner } from './card-signing.js';
 import type { AgentCardInput } from './options.js';
 
 /** Where the plugin serves each binding, relative to the public base URL. */
@@ -186,16 +187,41 @@ function served(card: AgentCard, json: string): ServedCard {
 /** The card and its JSON per base URL and shape, made once each (bounded: only a trusting proxy varies the base). */
 export class CardCache {
   readonly #entries = new Map<string, ServedCard>();
+  readonly #signed = new Map<string, Promise<ServedCard>>();
 
   constructor(
     private readonly input: AgentCardInput,
     private readonly paths: InterfacePaths,
     private readonly features: CardFeatures = BASIC_FEATURES,
+    /** Signs the served JSON (the `agentCardSigning` option); undefined: cards are served unsigned. */
+    private readonly signer?: CardSigner | undefined,
+    /** The agent's prefix, which the published key set's URL (`jku`) starts with after the base. */
+    private readonly prefix = '',
   ) {}
 
   /** Forgets every card made: the features changed (an interface was added or removed). */
   clear(): void {
     this.#entries.clear();
+    this.#signed.clear();
+  }
+
+  /**
+   * The card as served: {@link get}'s, signed when a signer is set. Signed once per base URL and
+   * shape, then kept like the unsigned ones: the card changes only when {@link clear} is called.
+   */
+  served(base: string, shape: CardShape = 'combined'): Promise<ServedCard> {
+    const unsigned = this.get(base, shape);
+    const { signer } = this;
+    if (signer === undefined) return Promise.resolve(unsigned);
+    const key = `${shape} ${base}`;
+    let entry = this.#signed.get(key);
+    if (entry === undefined) {
+      entry = signer.signJson(unsigned.json, `${base}${this.prefix}`).then((json) => served(unsigned.card, json));
+      if (this.#signed.size < 192) this.#signed.set(key, entry);
+      // A failure is not kept: the next request tries again.
+      entry.catch(() => this.#signed.delete(key));
+    }
+    return entry;
   }
 
   get(base: string, shape: CardShape = 'combined'): ServedCard {

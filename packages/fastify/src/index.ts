@@ -25,6 +25,7 @@ export {
   type PrincipalInput,
 } from './auth/authenticators.js';
 export { type JwtOptions, jwtBearer } from './auth/jwt.js';
+export type { AgentCardSigningOptions, CardSigningKey } from './card-signing.js';
 export { type MonitorOptions, type OperatorCheck, operatorTokens } from './monitor/options.js';
 export { type A2APluginOptions, type AgentCardInput, type ExtendedAgentCardOption, OPTION_SPEC } from './options.js';
 export { a2aPlugin, a2aPlugin as default } from './plugin.js';

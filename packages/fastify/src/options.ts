@@ -19,6 +19,7 @@ import { A2AError } from '@fastify-a2a/core';
 import type { FastifyRequest } from 'fastify';
 import type { AuthenticateOption } from './auth/authentication.js';
 import { checkCardFields, readCardFile } from './card-file.js';
+import type { AgentCardSigningOptions } from './card-signing.js';
 import { checkMonitorOption, type MonitorOptions } from './monitor/options.js';
 import { checkMetrics, checkTracing, type MetricsOptions, type TracingOptions } from './telemetry/options.js';
 import type { TenantCheck } from './tenants.js';
@@ -68,6 +69,15 @@ export interface A2APluginOptions {
    * @default 300
    */
   agentCardMaxAgeSeconds?: number;
+  /**
+   * Sign every card served (A2A 1.0 §8.4): the public card in each shape, and the extended card,
+   * each with one JWS per key over that shape's canonical payload. `keys`: `{ key }` (PKCS#8 PEM,
+   * a private JWK or a KeyObject) or `{ file }`, each with an optional `kid` and `alg`; several for
+   * rotation. `jwks: true` (or a path) publishes the public keys at `<prefix>/.well-known/jwks.json`
+   * and names that URL in each signature's `jku`. Keys are read and tried at `register`.
+   * @default undefined (cards are not signed)
+   */
+  agentCardSigning?: AgentCardSigningOptions;
   /**
    * The versions whose messages are checked against the card's input modes: a part whose media
    * type is in neither the card's `defaultInputModes` nor any skill's `inputModes` is refused with
@@ -334,6 +344,12 @@ export const OPTION_SPEC = {
       Number.isSafeInteger(value) && (value as number) >= 0
         ? undefined
         : 'must be a whole number of seconds, 0 or more',
+  },
+  agentCardSigning: {
+    check: (value) =>
+      value !== null && typeof value === 'object' && (value as { keys?: unknown }).keys !== undefined
+        ? undefined
+        : 'must be { keys: { key } | { file } | [...], jwks? }',
   },
   validateInputModes: {
     default: ['1.0'],

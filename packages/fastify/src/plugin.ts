@@ -16,8 +16,10 @@ import {
   accessRules,
   allOf,
   type CallContext,
+  canonicalCardPayload,
   checkPushOptions,
   Dispatcher,
+  type JsonObject,
   JsonRpcBinding,
   jsonRpc0_3,
   jsonRpc1_0,
@@ -32,6 +34,7 @@ import fp from 'fastify-plugin';
 import { type A2AAgent, A2AAgents, addInterface, authenticateHeaders } from './agents.js';
 import { Authentication } from './auth/authentication.js';
 import { buildCard, CardCache, type CardFeatures, type InterfacePaths, publicBase } from './card.js';
+import { CardSigner } from './card-signing.js';
 import { RequestContext, requestOf } from './context.js';
 import { inputModesCheck } from './input-modes.js';
 import { resolveMonitorOptions } from './monitor/options.js';
@@ -112,6 +115,8 @@ function extendedCardOf(
   paths: InterfacePaths,
   features: CardFeatures,
   baseUrl: string | undefined,
+  signer: CardSigner | undefined,
+  prefix: string,
 ): (ctx: CallContext) => Promise<AgentCard> {
   return async (ctx) => {
     const request = requestOf(ctx);
@@ -132,7 +137,9 @@ function extendedCardOf(
     } else {
       fields = option;
     }
-    return buildCard({ ...publicInput, ...fields }, base, paths, features);
+    const card = buildCard({ ...publicInput, ...fields }, base, paths, features);
+    // Signed per call: the fields may depend on the caller, and the shape on the call's version.
+    return signer === undefined ? card : signer.signExtended(card, ctx, `${base}${prefix}`);
   };
 }
 
@@ -155,6 +162,19 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
           .replace(/\?\.$/, '?'),
       );
     });
+  }
+  // Read and tried before anything is opened, so a bad key fails the start with nothing to close.
+  let signer: CardSigner | undefined;
+  if (options.agentCardSigning !== undefined) {
+    signer = await CardSigner.create(options.agentCardSigning).catch((error: Error) => {
+      throw invalidOption(`"agentCardSigning"${error.message.startsWith('.') ? '' : ' '}${error.message}.`);
+    });
+    try {
+      // The application's fields are what could hold a value JCS refuses (a lone surrogate): say so now.
+      canonicalCardPayload(JSON.parse(JSON.stringify(options.agentCard)) as JsonObject, 'json');
+    } catch (error) {
+      throw invalidOption(`"agentCard" cannot be signed: ${(error as Error).message}.`);
+    }
   }
   const { store, owned } = await storeOf(options);
   if (push !== undefined && store.supports.push !== true) {
@@ -219,7 +239,15 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
       ...(options.extendedAgentCard === undefined
         ? {}
         : {
-            extendedAgentCard: extendedCardOf(options.agentCard, options.extendedAgentCard, paths, features, baseUrl),
+            extendedAgentCard: extendedCardOf(
+              options.agentCard,
+              options.extendedAgentCard,
+              paths,
+              features,
+              baseUrl,
+              signer,
+              prefix,
+            ),
           }),
     }),
     capabilities: features.capabilities,
@@ -228,7 +256,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     ...(telemetry !== undefined ? { telemetry } : {}),
     ...(checkMessage !== undefined ? { checkMessage } : {}),
   });
-  const cards = new CardCache(options.agentCard, paths, features);
+  const cards = new CardCache(options.agentCard, paths, features, signer, prefix);
   const agent: A2AAgent = {
     prefix,
     runtime,
@@ -257,6 +285,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
         baseUrl,
         versions: options.agentCardVersions,
         maxAgeSeconds: options.agentCardMaxAgeSeconds,
+        signer,
       });
       await scope.register(healthRoute, { store, runtime, telemetry });
       if (observability.metrics !== undefined) {

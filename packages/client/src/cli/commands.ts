@@ -21,6 +21,7 @@ import {
 } from '@fastify-a2a/core/protocol';
 import type { AgentEndpoint, CardCheck, Json } from '../card.js';
 import { type CardViolation, checkCardSchema, describeViolation } from '../card-schema.js';
+import { type VerifyCardOptions, verifyCardSignatures } from '../card-verify.js';
 import { type A2AClient, type ConnectOptions, connect, connectEndpoint, endsStream } from '../client.js';
 import { A2AClientError } from '../errors.js';
 import { insecureFetch } from '../insecure-fetch.js';
@@ -78,9 +79,51 @@ function storedCredential(ctx: Context, reference: string | undefined): StoredCr
   return stored;
 }
 
+/**
+ * The keys `--verify` / `--verify-card` trust (1.0 §8.4.3): `--jwks <file|url>` (a JWK Set, read
+ * from a file or fetched once) and `--trusted-jku <url>` (key sets a signature's `jku` may name).
+ */
+async function verifyOptions(ctx: Context, flag: string): Promise<VerifyCardOptions> {
+  const { values } = ctx;
+  const jwksRef = str(values, 'jwks');
+  const trustedJku = list(values, 'trusted-jku');
+  if (jwksRef === undefined && trustedJku.length === 0) {
+    throw new UsageError(
+      `${flag} needs keys to trust: --jwks <file|url> and/or --trusted-jku <url>.`,
+      "Get the agent operator's public JWK Set (e.g. its /.well-known/jwks.json) over a channel you trust.",
+    );
+  }
+  const fetcher = values.insecure === true ? insecureFetch : globalThis.fetch;
+  let jwks: VerifyCardOptions['jwks'];
+  if (jwksRef !== undefined) {
+    let text: string;
+    try {
+      if (/^https?:\/\//i.test(jwksRef)) {
+        const response = await fetcher(jwksRef, { redirect: 'error', signal: AbortSignal.timeout(10_000) });
+        if (!response.ok) throw new Error(`HTTP ${response.status}`);
+        text = await response.text();
+      } else {
+        text = await readFile(jwksRef, 'utf8');
+      }
+      jwks = JSON.parse(text) as VerifyCardOptions['jwks'];
+    } catch (error) {
+      throw new UsageError(`--jwks ${jwksRef} could not be read: ${(error as Error).message}.`, null);
+    }
+    if (jwks === null || typeof jwks !== 'object' || !Array.isArray((jwks as { keys?: unknown }).keys)) {
+      throw new UsageError(`--jwks ${jwksRef} holds no JWK Set ({ "keys": [...] }).`, null);
+    }
+  }
+  return { jwks, trustedJku, fetch: fetcher };
+}
+
 export async function client(
   ctx: Context,
-  options: { reference?: string | undefined; cardCheck?: CardCheck | undefined } = {},
+  options: {
+    reference?: string | undefined;
+    cardCheck?: CardCheck | undefined;
+    /** Refuse a card whose signatures do not verify (`--verify`, `--verify-card`): the flag's name. */
+    verifyFlag?: string | undefined;
+  } = {},
 ): Promise<A2AClient> {
   const { values } = ctx;
   const stored = storedCredential(ctx, options.reference ?? ctx.reference);
@@ -102,11 +145,15 @@ export async function client(
     // This client alone skips verification: the process (and Node's own warning) stay untouched.
     fetch: values.insecure === true ? insecureFetch : undefined,
     cardCheck: options.cardCheck,
+    verifyCard: options.verifyFlag === undefined ? undefined : await verifyOptions(ctx, options.verifyFlag),
   };
   const endpointUrl = str(values, 'endpoint');
   const tenant = str(values, 'tenant');
   let connected: A2AClient;
   if (endpointUrl !== undefined && options.reference === undefined) {
+    if (options.verifyFlag !== undefined) {
+      throw new UsageError(`${options.verifyFlag} verifies the agent's card: give -a/--agent-card, not -e/--endpoint.`);
+    }
     const endpoint: AgentEndpoint = {
       url: endpointUrl,
       binding: transports[0] ?? 'JSONRPC',
@@ -287,7 +334,7 @@ export async function send(ctx: Context, parsed: Parsed): Promise<void> {
   if ([asynchronous, values.stream === true, maxWait !== undefined].filter(Boolean).length > 1) {
     throw new UsageError('Choose one of --stream, --async and --max-wait.');
   }
-  const agent = await client(ctx);
+  const agent = await client(ctx, { verifyFlag: values['verify-card'] === true ? '--verify-card' : undefined });
   const input = {
     parts,
     taskId: str(values, 'task-id'),
@@ -515,12 +562,21 @@ export async function cardGet(ctx: Context, parsed: Parsed): Promise<void> {
   // --validate holds the card to its versions' schemas before anything else reads it, so a broken
   // card is reported rule by rule rather than by the first thing that trips over it.
   const cardCheck = validate ? (value: unknown, source: string) => reportViolations(ctx, value, source) : undefined;
-  const agent = await client(ctx, { reference, cardCheck });
+  const verify = ctx.values.verify === true;
+  const agent = await client(ctx, { reference, cardCheck, verifyFlag: verify ? '--verify' : undefined });
   let card = agent.card;
   if (ctx.values.extended === true) {
     requireCapability(agent, 'extendedAgentCard', 'card get --extended');
     card = await agent.getExtendedCard({ signal: ctx.signal, timeoutMs: ctx.timeoutMs });
     if (cardCheck) cardCheck(card, `${agent.resolvedCard.source} (extended card)`);
+    // The extended card is signed on its own (1.0 §8.4): checked with the same keys.
+    if (verify) {
+      await verifyCardSignatures(
+        card,
+        await verifyOptions(ctx, '--verify'),
+        `${agent.resolvedCard.source} (extended card)`,
+      );
+    }
   }
   if (ctx.format !== 'text') {
     ctx.printer.document(card);

@@ -105,6 +105,13 @@ export function classify(error: unknown, context: { credentialsGiven: boolean; d
         1,
       );
     }
+    case 'card-unverified':
+      return make(
+        'A2ACLI_ERR_CARD_UNVERIFIED',
+        error.message,
+        "Check the keys given (--jwks, --trusted-jku) are this agent's; a card changed after signing is refused.",
+        1,
+      );
     case 'unreachable':
       return make(
         'A2ACLI_ERR_UNREACHABLE',

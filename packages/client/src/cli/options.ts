@@ -43,9 +43,17 @@ export const PART_FLAGS = new Set(['text', 'text-part', 'file', 'file-part', 'da
 /** Each command's own options. */
 export const COMMANDS: Record<string, { options: Record<string, OptionSpec>; usage: string; summary: string }> = {
   'card get': {
-    options: { extended: { type: 'boolean' }, validate: { type: 'boolean' } },
-    usage: 'a2a card get [<agent-card>] [-a <agent-card>] [--extended] [--validate]',
-    summary: 'Fetch and show the agent card; --validate checks it, --extended fetches the authenticated extended card.',
+    options: {
+      extended: { type: 'boolean' },
+      validate: { type: 'boolean' },
+      verify: { type: 'boolean' },
+      jwks: { type: 'string' },
+      'trusted-jku': { type: 'string', multiple: true },
+    },
+    usage:
+      'a2a card get [<agent-card>] [-a <agent-card>] [--extended] [--validate] [--verify --jwks <file|url> | --trusted-jku <url>]',
+    summary:
+      'Fetch and show the agent card; --validate checks it, --verify checks its signatures, --extended fetches the authenticated extended card.',
   },
   send: {
     options: {
@@ -67,9 +75,12 @@ export const COMMANDS: Record<string, { options: Record<string, OptionSpec>; usa
       'message-id': { type: 'string' },
       history: { type: 'string' },
       metadata: { type: 'string' },
+      'verify-card': { type: 'boolean' },
+      jwks: { type: 'string' },
+      'trusted-jku': { type: 'string', multiple: true },
     },
     usage:
-      'a2a send -a <agent-card> [<text>] [--text <s>] [--file <path|url> [--media-type <t>]] [--data <path|->] [--stream | --async | --max-wait <d>] [--task-id <id>] [--context-id <id>]',
+      'a2a send -a <agent-card> [<text>] [--text <s>] [--file <path|url> [--media-type <t>]] [--data <path|->] [--stream | --async | --max-wait <d>] [--task-id <id>] [--context-id <id>] [--verify-card --jwks <file|url> | --trusted-jku <url>]',
     summary: 'Send a message; waits for a final or interrupted state unless --async, --stream or --max-wait.',
   },
   'task get': {

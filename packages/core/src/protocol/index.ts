@@ -1,6 +1,7 @@
 export * from './access-rules.js';
 export * from './bindings/jsonrpc.js';
 export * from './bindings/rest.js';
+export * from './card-signature.js';
 export type * from './codec.js';
 export * from './context.js';
 export * from './dispatch.js';

@@ -2,6 +2,7 @@
 
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { type CardCache, type CardShape, publicBase } from '../card.js';
+import type { CardSigner } from '../card-signing.js';
 import { VERSION_HEADER } from '../context.js';
 
 export interface CardRoutesOptions {
@@ -11,6 +12,8 @@ export interface CardRoutesOptions {
   versions: readonly ('1.0' | '0.3')[];
   /** `Cache-Control: max-age` of the card, in seconds (0: `no-cache`). */
   maxAgeSeconds: number;
+  /** Publishes the card-signing keys' JWK Set when it has a path. */
+  signer?: CardSigner | undefined;
 }
 
 /**
@@ -78,14 +81,14 @@ export const agentCardResponseSchema = {
 
 export const cardRoutes: FastifyPluginAsync<CardRoutesOptions> = async (
   scope,
-  { cards, baseUrl, versions, maxAgeSeconds },
+  { cards, baseUrl, versions, maxAgeSeconds, signer },
 ) => {
   // The tests check every shape against schemas written from each version's specification.
   // Made once, at start: the card does not change while the server runs.
   const lastModified = new Date(Math.floor(Date.now() / 1000) * 1000).toUTCString();
   const cacheControl = maxAgeSeconds > 0 ? `public, max-age=${maxAgeSeconds}` : 'no-cache';
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const card = cards.get(publicBase(request, baseUrl), cardShapeOf(request, versions));
+    const card = await cards.served(publicBase(request, baseUrl), cardShapeOf(request, versions));
     // 1.0 §8.6.1 (SHOULD): caching headers, and 304 for a cache that still holds this card. The
     // shape depends on A2A-Version, so caches keep one per value.
     reply.header('Cache-Control', cacheControl).header('ETag', card.etag).header('Last-Modified', lastModified);
@@ -95,5 +98,12 @@ export const cardRoutes: FastifyPluginAsync<CardRoutesOptions> = async (
   };
   for (const url of ['/.well-known/agent-card.json', '/.well-known/agent.json', '/a2a']) {
     scope.get(url, handler);
+  }
+  // The public half of the card-signing keys (RFC 7517 §5), which each signature's `jku` names.
+  if (signer?.jwksPath !== undefined) {
+    const jwks = JSON.stringify(signer.jwks);
+    scope.get(signer.jwksPath, async (_request, reply) =>
+      reply.header('Cache-Control', cacheControl).type('application/jwk-set+json').send(jwks),
+    );
   }
 };
