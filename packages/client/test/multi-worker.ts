@@ -134,7 +134,10 @@ export function clientMultiWorker(options: MultiWorkerOptions): void {
   });
 }
 
-/** The tick texts an event carries: the `ticks` artifact's parts in a Task, or an update's chunk. */
+/**
+ * The ticks an event carries, one character each: the `ticks` artifact's text in a Task (its
+ * consecutive text chunks share one part there), or an update's chunk.
+ */
 function ticksIn(result: ClientStreamEvent['result']): string[] {
   const artifact =
     result.kind === 'task'
@@ -142,5 +145,5 @@ function ticksIn(result: ClientStreamEvent['result']): string[] {
       : result.kind === 'artifact-update'
         ? result.artifact
         : undefined;
-  return (artifact?.parts ?? []).map((part) => (part.kind === 'text' ? part.text : '?'));
+  return [...(artifact?.parts ?? []).map((part) => (part.kind === 'text' ? part.text : '?')).join('')];
 }
