@@ -106,11 +106,17 @@ export class PushConfigs {
     return (await this.#store.listPushConfigs(taskId, storeContext)).map(wireConfig);
   }
 
-  /** §7.8 delete. Deleting a config that does not exist is an error, so a typo is not silent. */
+  /**
+   * §7.8 delete (1.0 §3.1.10: "MUST be idempotent - multiple deletions of the same config have the
+   * same effect"): once the caller's task is found, deleting a config it no longer has (or never
+   * had: without tombstones the two look alike) succeeds as the first deletion did, for both
+   * versions, as @a2a-js/sdk's servers answer. An unknown task, or another caller's, is still
+   * TASK_NOT_FOUND.
+   */
   async delete(taskId: string, configId: string, ctx: CallContext): Promise<void> {
     const storeContext = storeContextOf(ctx);
     await readOwnTask(this.#store, taskId, ownerOf(ctx), storeContext);
-    if (!(await this.#store.deletePushConfig(taskId, configId, storeContext))) throw configNotFound(taskId, configId);
+    await this.#store.deletePushConfig(taskId, configId, storeContext);
   }
 }
 

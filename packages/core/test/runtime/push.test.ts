@@ -184,9 +184,14 @@ describe('push notification configs', () => {
 
     await s.runtime.deletePushConfig({ id: task.id, pushNotificationConfigId: 'a' }, ALICE);
     expect((await s.runtime.listPushConfigs({ id: task.id }, ALICE)).length).toBe(1);
-    const missing = await rejection(s.runtime.deletePushConfig({ id: task.id, pushNotificationConfigId: 'a' }, ALICE));
+    // 1.0 §3.1.10: deleting is idempotent; a second delete has the effect the first had.
+    await s.runtime.deletePushConfig({ id: task.id, pushNotificationConfigId: 'a' }, ALICE);
+    expect((await s.runtime.listPushConfigs({ id: task.id }, ALICE)).map((c) => c.pushNotificationConfig.id)).toEqual([
+      task.id,
+    ]);
+    // An unknown task is still not found.
+    const missing = await rejection(s.runtime.deletePushConfig({ id: 'no-such-task', pushNotificationConfigId: 'a' }, ALICE));
     expect(missing.code).toBe('TASK_NOT_FOUND');
-    expect(missing.message).toContain('has no push notification config "a"');
   });
 
   it("another principal's task is not found for every config operation", async () => {
