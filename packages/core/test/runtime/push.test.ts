@@ -190,7 +190,9 @@ describe('push notification configs', () => {
       task.id,
     ]);
     // An unknown task is still not found.
-    const missing = await rejection(s.runtime.deletePushConfig({ id: 'no-such-task', pushNotificationConfigId: 'a' }, ALICE));
+    const missing = await rejection(
+      s.runtime.deletePushConfig({ id: 'no-such-task', pushNotificationConfigId: 'a' }, ALICE),
+    );
     expect(missing.code).toBe('TASK_NOT_FOUND');
   });
 
