@@ -178,4 +178,10 @@ export interface StreamOptions {
    * stream of its one snapshot: A2A 1.0's SubscribeToTask (§3.1.6: UnsupportedOperationError).
    */
   terminalIsError?: boolean;
+  /**
+   * The stream ends only when the task reaches a terminal state, not at `input-required` or
+   * `auth-required`: A2A 1.0's SubscribeToTask (§3.1.6). Otherwise it also ends at an interrupted
+   * state (0.3's `tasks/resubscribe`, whose `final` flag marks that end).
+   */
+  untilTerminal?: boolean;
 }
