@@ -18,6 +18,7 @@ import {
   type CallContext,
   checkPushOptions,
   Dispatcher,
+  encodePushNotification,
   JsonRpcBinding,
   jsonRpc0_3,
   jsonRpc1_0,
@@ -182,7 +183,9 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     ...(options.retention !== undefined ? { retention: options.retention } : {}),
     ...(options.interruptedExpiry !== undefined ? { interruptedExpiry: options.interruptedExpiry } : {}),
     ...(options.workerId !== undefined ? { workerId: options.workerId } : {}),
-    ...(push !== undefined ? { push } : {}),
+    // Push bodies are encoded by the protocol layer's codecs, passed in here where the bindings
+    // are composed, so the runtime's delivery job holds no codec (docs/architecture.md).
+    ...(push !== undefined ? { push: { ...push, encodeNotification: encodePushNotification } } : {}),
     ...(telemetry !== undefined ? { telemetry } : {}),
   });
   try {

@@ -38,7 +38,14 @@ import {
 } from '../model/types.js';
 import { type CallContext, callContext } from '../protocol/context.js';
 import type { StreamFrame } from '../protocol/operations.js';
-import { type A2AStore, hasPushStore, storeContextOf, systemClock, type WorkerDescription } from '../store/index.js';
+import {
+  type A2AStore,
+  hasPushStore,
+  ownerOf,
+  storeContextOf,
+  systemClock,
+  type WorkerDescription,
+} from '../store/index.js';
 import { taskListRequest, taskListResult } from '../task-list.js';
 import { noTelemetry } from '../telemetry.js';
 import { Events } from './events.js';
@@ -51,7 +58,7 @@ import { Retention } from './jobs/retention.js';
 import { Membership } from './membership.js';
 import { OperatorActions } from './operator.js';
 import { type A2ARuntimeOptions, type StreamOptions, silentLogger } from './options.js';
-import { ownerOf, readOwnTask } from './ownership.js';
+import { readOwnTask } from './ownership.js';
 import { type CheckedPushConfig, PushConfigs } from './push-configs.js';
 import { TurnRunner } from './runner.js';
 import { type DrainSummary, Scheduler } from './scheduler.js';
