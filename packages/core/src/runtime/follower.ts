@@ -474,6 +474,13 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
           this.#endNext = true;
           return { seq: record.version, result: withHistoryLength(record.task, options.historyLength) };
         }
+        if (options.untilTerminal && !this.#sent && record.version <= this.last && isFinalState(state)) {
+          // A stream that ends only at a terminal state, resumed (Last-Event-ID) on a task waiting
+          // for input: nothing may come until the client answers, so rather than wait having sent
+          // nothing (not even the response head), it answers with the task as it stands, as a
+          // subscription without Last-Event-ID starts, and then waits for the next turn.
+          return { seq: record.version, result: withHistoryLength(record.task, options.historyLength) };
+        }
       }
       if (this.#notified || signal?.aborted) continue;
       // Wait for a notification, or for the safety poll to see the task changed (or gone).

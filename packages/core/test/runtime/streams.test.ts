@@ -241,6 +241,24 @@ describe('a stream that ends only at a terminal state (A2A 1.0 SubscribeToTask, 
     expect(store.subscribed).toBe(0);
   });
 
+  it('resumed with Last-Event-ID at an interrupted task’s last event, it answers the task as it stands, then follows the next turn', async () => {
+    const runtime = start(interview);
+    const task = asTask(await runtime.sendMessage({ message: userMessage('start') }));
+    const record = await runtime.store.getTask(task.id);
+    const version = record?.version ?? 0;
+    const stream = await runtime.resubscribe({ id: task.id }, { untilTerminal: true, afterSeq: version });
+    const first = await stream.next();
+    expect(first.value).toMatchObject({ seq: version, result: { kind: 'task', status: { state: 'input-required' } } });
+    await runtime.sendMessage({ message: userMessage('one', { taskId: task.id }) });
+    await runtime.sendMessage({ message: userMessage('two', { taskId: task.id }) });
+    const states: string[] = [];
+    for await (const frame of stream) {
+      expect(frame.result.kind).not.toBe('task');
+      if (frame.result.kind === 'status-update') states.push(frame.result.status.state);
+    }
+    expect(states).toEqual(['working', 'input-required', 'working', 'completed']);
+  });
+
   it('with Last-Event-ID past an interrupted task’s last event it is refused, as for a running task', async () => {
     const runtime = start(interview);
     const task = asTask(await runtime.sendMessage({ message: userMessage('start') }));

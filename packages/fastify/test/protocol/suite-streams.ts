@@ -238,6 +238,29 @@ export function streamScenarios({ version, eventIds, itWithEventIds, serve }: Su
       expect(last(items)).toMatchObject({ kind: 'status-update', status: { state: 'completed' } });
     });
 
+    itWithEventIds(
+      'with Last-Event-ID at the last event of a task waiting for input: the task as it stands; 0.3 then closes, 1.0 follows the answer to the end',
+      async () => {
+        const { client } = await serve(interview);
+        const asked = await collect(client.streamMessage({ message: userMessage('start') }));
+        const taskId = firstTask(asked).id;
+        expect(last(asked)).toMatchObject({ kind: 'status-update', status: { state: 'input-required' } });
+        const lastId = asked.at(-1)?.id as string;
+        const stream = opened(await client.resubscribe({ id: taskId }, lastId));
+        const first = await stream.next();
+        expect(first?.item).toMatchObject({ kind: 'task', id: taskId, status: { state: 'input-required' } });
+        if (version === '0.3') {
+          expect(await within(5000, 'the stream to close', stream.rest())).toEqual([]);
+          return;
+        }
+        ok(await client.sendMessage({ message: userMessage('one', { taskId }) }));
+        ok(await client.sendMessage({ message: userMessage('two', { taskId }) }));
+        const rest = await within(5000, 'the stream to close', stream.rest());
+        expect(statesOf(rest)).toEqual(['working', 'input-required', 'working', 'completed']);
+        expect(rest.every(({ id }) => Number(id) > Number(lastId))).toBe(true);
+      },
+    );
+
     it('a subscription to a working task: 0.3 ends at input-required; 1.0 goes on to the terminal state', async () => {
       const held = gate();
       const { client } = await serve(async (turn) => {
