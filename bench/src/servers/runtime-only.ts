@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { A2ARuntime, type A2AStore } from '@fastify-a2a/core';
+import { A2ARuntime, type A2AStore, encodePushNotification } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { PostgresStore } from '@fastify-a2a/store-postgres';
 import { SqliteStore } from '@fastify-a2a/store-sqlite';
@@ -47,7 +47,7 @@ const runtime = new A2ARuntime({
   retention: false,
   closeStore: false,
   createTaskBeforeRun,
-  ...(pushOn ? { push: {} } : {}),
+  ...(pushOn ? { push: { encodeNotification: encodePushNotification } } : {}),
 });
 await runtime.start();
 

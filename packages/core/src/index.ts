@@ -147,6 +147,7 @@ export type {
   StreamFrame,
 } from './protocol/operations.js';
 export { isOperationName, OPERATIONS } from './protocol/operations.js';
+export { encodePushNotification } from './protocol/push-notification.js';
 export { A2A_0_3_VERSION, json0_3, json0_3Caller, jsonRpc0_3 } from './protocol/v0_3/jsonrpc.js';
 export { protoJson0_3, protoJson0_3Caller, rest0_3 } from './protocol/v0_3/rest.js';
 export { METHOD_NAMES_1_0, protoJson1_0, protoJson1_0Caller } from './protocol/v1_0/codec.js';
@@ -273,6 +274,8 @@ export type {
   A2ARuntimeOptions,
   DrainSummary,
   InterruptedExpiryOptions,
+  PushDestinationOptions,
+  PushNotificationEncoder,
   PushOptions,
   RetentionOptions,
   StreamOptions,

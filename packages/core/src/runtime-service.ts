@@ -80,6 +80,11 @@ export class RuntimeService implements A2AService {
         ...(lastEventId === undefined ? {} : { afterSeq: lastEventId }),
         // 0.3 answers a terminal task with its snapshot and closes; 1.0 refuses (§3.1.6).
         terminalIsError: ctx.version !== '0.3',
+        // 1.0 (§3.1.6): the stream ends when the task reaches a terminal state, so a subscription
+        // to a task waiting for input stays open across the next turns. 0.3's stays as its
+        // `final` flag says: a status in `input-required` is the last event of its stream
+        // (§7.2.2), and its clients stop reading there (docs/bindings-and-versions.md).
+        untilTerminal: ctx.version !== '0.3',
       },
       ctx,
     );

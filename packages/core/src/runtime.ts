@@ -7,6 +7,8 @@ export { OperatorActions } from './runtime/operator.js';
 export type {
   A2ARuntimeOptions,
   InterruptedExpiryOptions,
+  PushDestinationOptions,
+  PushNotificationEncoder,
   PushOptions,
   RetentionOptions,
   RuntimeLogger,

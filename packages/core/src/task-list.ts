@@ -8,8 +8,7 @@ import { A2AError } from './errors.js';
 import { withHistoryLength } from './model/task-state.js';
 import type { ListTasksParams, ListTasksResult, Task } from './model/types.js';
 import type { CallContext } from './protocol/context.js';
-import { ownerOf } from './runtime/ownership.js';
-import { TASK_STATES, type TaskListCursor, type TaskListPage, type TaskListQuery } from './store/index.js';
+import { ownerOf, TASK_STATES, type TaskListCursor, type TaskListPage, type TaskListQuery } from './store/index.js';
 
 /** A2A 1.0 ListTasksRequest.pageSize: the default, and the bounds of what a client may ask for. */
 export const DEFAULT_PAGE_SIZE = 50;

@@ -530,9 +530,9 @@ export function resolveOptions(opts: unknown): ResolvedOptions {
 }
 
 /** The runtime's push options from the plugin's, or undefined when push is off. */
-export function pushOptionsOf(options: ResolvedOptions): PushOptions | undefined {
+export function pushOptionsOf(options: ResolvedOptions): Omit<PushOptions, 'encodeNotification'> | undefined {
   if (!options.pushNotifications) return undefined;
-  const push: PushOptions = {};
+  const push: Omit<PushOptions, 'encodeNotification'> = {};
   if (options.pushAllowedHosts !== undefined) push.allowHosts = options.pushAllowedHosts;
   if (options.pushAllowedCidrs !== undefined) push.allowCidrs = options.pushAllowedCidrs;
   if (options.pushThrottleMs !== undefined) push.throttleMs = options.pushThrottleMs;

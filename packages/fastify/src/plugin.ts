@@ -19,6 +19,7 @@ import {
   canonicalCardPayload,
   checkPushOptions,
   Dispatcher,
+  encodePushNotification,
   type JsonObject,
   JsonRpcBinding,
   jsonRpc0_3,
@@ -202,7 +203,9 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     ...(options.retention !== undefined ? { retention: options.retention } : {}),
     ...(options.interruptedExpiry !== undefined ? { interruptedExpiry: options.interruptedExpiry } : {}),
     ...(options.workerId !== undefined ? { workerId: options.workerId } : {}),
-    ...(push !== undefined ? { push } : {}),
+    // Push bodies are encoded by the protocol layer's codecs, passed in here where the bindings
+    // are composed, so the runtime's delivery job holds no codec (docs/architecture.md).
+    ...(push !== undefined ? { push: { ...push, encodeNotification: encodePushNotification } } : {}),
     ...(telemetry !== undefined ? { telemetry } : {}),
   });
   try {

@@ -39,11 +39,11 @@ describe('JSON-RPC envelope errors', () => {
     expect(res.body.error.code).toBe(-32700);
   });
 
-  it('rejects a wrong Content-Type with -32600 naming the expected one', async () => {
+  it('refuses a wrong Content-Type with HTTP 415 and -32005 naming the expected one (issue 31)', async () => {
     t = await buildApp(idle);
     const res = await post(rpcBody('tasks/get', { id: 'x' }), { 'content-type': 'text/plain' });
-    expect(res.status).toBe(200);
-    expect(res.body.error.code).toBe(-32600);
+    expect(res.status).toBe(415);
+    expect(res.body.error.code).toBe(-32005);
     expect(res.body.error.message).toMatch(/application\/json/);
   });
 

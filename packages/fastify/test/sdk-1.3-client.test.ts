@@ -156,6 +156,25 @@ describe.each(['JSONRPC', 'HTTP+JSON'] as const)(
       expect(await rejection(again.next())).toBeInstanceOf(UnsupportedOperationError);
     });
 
+    it('subscribes to an input-required task, answers it, and the subscription carries the outcome (§3.1.6, issue 31)', async () => {
+      const asked = asSdkTask(await client.sendMessage(request({ message: message('ask:Which colour?') })));
+      expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      const subscription = client.resubscribeTask(request({ id: asked.id }));
+      const first = await subscription.next();
+      expect(first.value?.payload).toMatchObject({
+        $case: 'task',
+        value: { id: asked.id, status: { state: TaskState.TASK_STATE_INPUT_REQUIRED } },
+      });
+      const done = asSdkTask(await client.sendMessage(request({ message: message('blue', { taskId: asked.id }) })));
+      expect(done.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      const { cases, last } = await streamedCases({ [Symbol.asyncIterator]: () => subscription });
+      expect(cases).toContain('artifactUpdate');
+      expect(last).toMatchObject({
+        $case: 'statusUpdate',
+        value: { status: { state: TaskState.TASK_STATE_COMPLETED } },
+      });
+    });
+
     it('answers an input-required task with a follow-up carrying its taskId', async () => {
       const asked = asSdkTask(await client.sendMessage(request({ message: message('ask:What is your name?') })));
       expect(asked.status?.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);

@@ -6,6 +6,7 @@ export type * from './codec.js';
 export * from './context.js';
 export * from './dispatch.js';
 export * from './operations.js';
+export * from './push-notification.js';
 export * from './v0_3/index.js';
 export * from './v1_0/index.js';
 export * from './validation.js';

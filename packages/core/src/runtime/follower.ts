@@ -6,7 +6,7 @@
 
 import type { Logger } from '../logger.js';
 import { endsStream, withHistoryLength } from '../model/task-state.js';
-import { isFinalState, isTerminalState, type Task } from '../model/types.js';
+import { isFinalState, isTerminalState, type Task, type TaskState } from '../model/types.js';
 import { type MultiMap, multiMapAdd, multiMapDelete, multiMapValues } from '../multi-map.js';
 import type { StreamSignal } from '../protocol/context.js';
 import type { StreamFrame } from '../protocol/operations.js';
@@ -25,6 +25,14 @@ export interface FollowOptions {
   messageId: string | undefined;
   /** End after the snapshot when the task is already final (tasks/resubscribe). */
   endIfFinal: boolean;
+  /**
+   * End only at a terminal state, not at an interrupted one (`input-required`, `auth-required`):
+   * A2A 1.0's SubscribeToTask (§3.1.6: it "can be used with any task that is not in a terminal
+   * state", and the stream "MUST terminate when the task reaches a terminal state"), so a client
+   * that subscribes and then answers the question sees the next turn and the outcome on it.
+   * Otherwise a stream also ends at an interrupted state, as 0.3's `final` says.
+   */
+  untilTerminal: boolean;
   /** End after the snapshot (a retried message whose turn already ended). */
   onlySnapshot: boolean;
   /** The store context of the stream's reads (the caller's). */
@@ -38,6 +46,7 @@ export function followOptions(
     historyLength?: number | undefined;
     messageId?: string;
     endIfFinal?: boolean;
+    untilTerminal?: boolean;
     onlySnapshot?: boolean;
   },
 ): FollowOptions {
@@ -46,9 +55,15 @@ export function followOptions(
     historyLength: extra.historyLength ?? options.historyLength,
     messageId: extra.messageId,
     endIfFinal: extra.endIfFinal ?? false,
+    untilTerminal: extra.untilTerminal ?? false,
     onlySnapshot: extra.onlySnapshot ?? false,
     storeContext,
   };
+}
+
+/** Whether a status in `state` ends a stream that follows `options`. */
+function endsHere(state: TaskState, options: FollowOptions): boolean {
+  return options.untilTerminal ? isTerminalState(state) : isFinalState(state);
 }
 
 /** A stream reading its task's log, while it waits for more. */
@@ -92,8 +107,9 @@ export class Follower {
 
   /**
    * The stream of a task: `snapshot` as the first frame when given (read at version `afterSeq`),
-   * then the log after `afterSeq`, until a final status event, the end of the turn of
-   * `options.messageId`, or `signal` aborts. See {@link FollowStream}.
+   * then the log after `afterSeq`, until a final status event (a terminal one with
+   * `options.untilTerminal`), the end of the turn of `options.messageId`, or `signal` aborts. See
+   * {@link FollowStream}.
    */
   follow(taskId: string, afterSeq: number, options: FollowOptions, snapshot?: Task): AsyncGenerator<StreamFrame> {
     return new FollowStream(this.#store, this.#waitingList, taskId, afterSeq, options, snapshot, this.#telemetry);
@@ -406,7 +422,9 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
     const snapshot = this.#snapshot;
     if (snapshot !== undefined) {
       this.#snapshot = undefined; // not kept alive while the stream waits
-      if (options.onlySnapshot || (options.endIfFinal && isFinalState(snapshot.status.state))) this.#endNext = true;
+      if (options.onlySnapshot || (options.endIfFinal && endsHere(snapshot.status.state, options))) {
+        this.#endNext = true;
+      }
       return { seq: this.last, result: withHistoryLength(snapshot, options.historyLength) };
     }
     if (this.#phase === 0) this.#subscribe();
@@ -421,7 +439,7 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
           continue;
         }
         if (event.kind === 'message') continue; // user follow-ups are in the next Task snapshot, not stream items
-        if (endsStream(event)) this.#endNext = true;
+        if (event.kind === 'status-update' && endsHere(event.status.state, options)) this.#endNext = true;
         return { seq: stored.seq, result: event };
       }
       if (signal?.aborted) return END;
@@ -441,11 +459,12 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
         const record = await this.#store.getTask(this.taskId, options.storeContext);
         if (record === undefined) return END;
         // Past the last event of a terminal task, nothing more can come. An interrupted task
-        // (input-required) may be about to resume with the turn of `messageId`, which this stream waits for.
+        // (input-required) may be about to resume with the turn of `messageId`, which this stream
+        // waits for, or with any next turn for a stream that ends only at a terminal state.
         const { state } = record.task.status;
         if (
           record.version <= this.last &&
-          (isTerminalState(state) || (isFinalState(state) && messageId === undefined))
+          (isTerminalState(state) || (isFinalState(state) && messageId === undefined && !options.untilTerminal))
         ) {
           // A stream about to end having sent nothing (a reconnect whose Last-Event-ID is the
           // final event, or past it) answers with the task as it stands, as §7.9 answers a
@@ -453,6 +472,13 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
           // task ended. Its id is the latest event's, so reconnecting with it answers the same.
           if (this.#sent) return END;
           this.#endNext = true;
+          return { seq: record.version, result: withHistoryLength(record.task, options.historyLength) };
+        }
+        if (options.untilTerminal && !this.#sent && record.version <= this.last && isFinalState(state)) {
+          // A stream that ends only at a terminal state, resumed (Last-Event-ID) on a task waiting
+          // for input: nothing may come until the client answers, so rather than wait having sent
+          // nothing (not even the response head), it answers with the task as it stands, as a
+          // subscription without Last-Event-ID starts, and then waits for the next turn.
           return { seq: record.version, result: withHistoryLength(record.task, options.historyLength) };
         }
       }

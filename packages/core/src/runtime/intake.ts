@@ -11,15 +11,17 @@ import { isTerminalState, type Message, type MessageSendParams, type Task, type 
 import { type CallContext, callerOf } from '../protocol/context.js';
 import {
   type A2AStore,
+  isOwnedBy,
   type MessageIndexEntry,
   messageDigest,
+  ownerOf,
   type QueueSlot,
   type StoreCallContext,
   storeContextOf,
 } from '../store/index.js';
 import { noTelemetry, type Telemetry } from '../telemetry.js';
 import type { Events } from './events.js';
-import { isOwnedBy, ownerOf, readOwnTask } from './ownership.js';
+import { readOwnTask } from './ownership.js';
 import { TaskWriter } from './task-writer.js';
 import { Turn } from './turn.js';
 

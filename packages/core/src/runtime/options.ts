@@ -2,10 +2,11 @@
 
 import type { AgentExecutorLike } from '../executor.js';
 import { type Logger, silentLogger } from '../logger.js';
+import type { Task } from '../model/types.js';
 import type { StreamSignal } from '../protocol/context.js';
 import type { Resolver } from '../push/destination.js';
 import type { TlsCa } from '../push/webhook.js';
-import type { A2AStore, Clock } from '../store/index.js';
+import type { A2AStore, Clock, PushProtocolVersion } from '../store/index.js';
 import type { Telemetry } from '../telemetry.js';
 
 /**
@@ -31,10 +32,26 @@ export interface RetentionOptions {
 }
 
 /**
+ * The JSON body of a push notification carrying `task`, by the version of the call that set its
+ * config (A2A 0.3 §9.5: the Task; 1.0 §4.3.3: a StreamResponse). The runtime holds no codec: whoever
+ * composes the bindings passes one, normally the protocol layer's `encodePushNotification` (the
+ * Fastify plugin does).
+ */
+export type PushNotificationEncoder = (task: Task, protocolVersion: PushProtocolVersion) => unknown;
+
+/** Where push notifications may go: what the SSRF guard lets through, checked at set time and at each delivery. */
+export type PushDestinationOptions = Pick<PushOptions, 'allowHosts' | 'allowCidrs' | 'resolver' | 'allowCidrsName'>;
+
+/**
  * Push notifications (A2A 0.3 §9.5, 1.0 §3.3): where they may go, and how they are delivered. The
  * delivery job runs on every worker; see `jobs/push.ts` for the guarantees.
  */
 export interface PushOptions {
+  /**
+   * Each notification's body, by the version its config was set with: pass
+   * `encodePushNotification` from `@fastify-a2a/core` (or `@fastify-a2a/core/protocol`).
+   */
+  encodeNotification: PushNotificationEncoder;
   /**
    * Host names whose addresses skip the SSRF range check (trusted internal receivers): exact names,
    * optionally with a port (`hooks.internal:8443`). Unspecified, multicast and broadcast addresses
@@ -178,4 +195,10 @@ export interface StreamOptions {
    * stream of its one snapshot: A2A 1.0's SubscribeToTask (§3.1.6: UnsupportedOperationError).
    */
   terminalIsError?: boolean;
+  /**
+   * The stream ends only when the task reaches a terminal state, not at `input-required` or
+   * `auth-required`: A2A 1.0's SubscribeToTask (§3.1.6). Otherwise it also ends at an interrupted
+   * state (0.3's `tasks/resubscribe`, whose `final` flag marks that end).
+   */
+  untilTerminal?: boolean;
 }

@@ -12,14 +12,15 @@ import type { CallContext } from '../protocol/context.js';
 import { checkDestination, type DestinationPolicy } from '../push/destination.js';
 import {
   type A2AStore,
+  ownerOf,
   type PushConfigRecord,
   type PushStore,
   type StoreCallContext,
   type StoredPushConfig,
   storeContextOf,
 } from '../store/index.js';
-import type { PushOptions } from './options.js';
-import { ownerOf, readOwnTask } from './ownership.js';
+import type { PushDestinationOptions, PushOptions } from './options.js';
+import { readOwnTask } from './ownership.js';
 
 /** A config whose URL passed the policy, ready to be saved for a task. */
 export interface CheckedPushConfig {
@@ -106,11 +107,17 @@ export class PushConfigs {
     return (await this.#store.listPushConfigs(taskId, storeContext)).map(wireConfig);
   }
 
-  /** §7.8 delete. Deleting a config that does not exist is an error, so a typo is not silent. */
+  /**
+   * §7.8 delete (1.0 §3.1.10: "MUST be idempotent - multiple deletions of the same config have the
+   * same effect"): once the caller's task is found, deleting a config it no longer has (or never
+   * had: without tombstones the two look alike) succeeds as the first deletion did, for both
+   * versions, as @a2a-js/sdk's servers answer. An unknown task, or another caller's, is still
+   * TASK_NOT_FOUND.
+   */
   async delete(taskId: string, configId: string, ctx: CallContext): Promise<void> {
     const storeContext = storeContextOf(ctx);
     await readOwnTask(this.#store, taskId, ownerOf(ctx), storeContext);
-    if (!(await this.#store.deletePushConfig(taskId, configId, storeContext))) throw configNotFound(taskId, configId);
+    await this.#store.deletePushConfig(taskId, configId, storeContext);
   }
 }
 
@@ -119,7 +126,7 @@ export class PushConfigs {
  * at startup rather than at the first set.
  * @throws {A2AError} INVALID_OPTIONS naming the entry and how to write it.
  */
-export async function checkPushOptions(options: PushOptions): Promise<void> {
+export async function checkPushOptions(options: PushDestinationOptions): Promise<void> {
   try {
     // An unspecified address is refused whatever the lists say, and is never resolved or dialled:
     // only the policy's own checks run.
@@ -131,7 +138,7 @@ export async function checkPushOptions(options: PushOptions): Promise<void> {
 }
 
 /** The store-level policy from the runtime's push options. */
-export function destinationPolicy(options: PushOptions): DestinationPolicy {
+export function destinationPolicy(options: PushDestinationOptions): DestinationPolicy {
   return {
     ...(options.allowHosts === undefined ? {} : { allowHosts: options.allowHosts }),
     ...(options.allowCidrs === undefined ? {} : { allowCidrs: options.allowCidrs }),

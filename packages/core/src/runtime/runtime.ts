@@ -38,7 +38,14 @@ import {
 } from '../model/types.js';
 import { type CallContext, callContext } from '../protocol/context.js';
 import type { StreamFrame } from '../protocol/operations.js';
-import { type A2AStore, hasPushStore, storeContextOf, systemClock, type WorkerDescription } from '../store/index.js';
+import {
+  type A2AStore,
+  hasPushStore,
+  ownerOf,
+  storeContextOf,
+  systemClock,
+  type WorkerDescription,
+} from '../store/index.js';
 import { taskListRequest, taskListResult } from '../task-list.js';
 import { noTelemetry } from '../telemetry.js';
 import { Events } from './events.js';
@@ -51,7 +58,7 @@ import { Retention } from './jobs/retention.js';
 import { Membership } from './membership.js';
 import { OperatorActions } from './operator.js';
 import { type A2ARuntimeOptions, type StreamOptions, silentLogger } from './options.js';
-import { ownerOf, readOwnTask } from './ownership.js';
+import { readOwnTask } from './ownership.js';
 import { type CheckedPushConfig, PushConfigs } from './push-configs.js';
 import { TurnRunner } from './runner.js';
 import { type DrainSummary, Scheduler } from './scheduler.js';
@@ -484,7 +491,10 @@ export class A2ARuntime {
   /**
    * §7.9 tasks/resubscribe: the current Task, then its events until a final one. For a task already
    * in a final state (terminal or interrupted) the stream is that one Task and ends. With `afterSeq`
-   * (SSE Last-Event-ID) it resumes after that event instead, with no snapshot.
+   * (SSE Last-Event-ID) it resumes after that event instead, with no snapshot. With
+   * `options.untilTerminal` (A2A 1.0 SubscribeToTask, §3.1.6) only a terminal state ends it: an
+   * interrupted task's stream stays open through the next turns until the task is terminal or the
+   * client leaves.
    */
   async resubscribe(
     params: TaskIdParams,
@@ -495,14 +505,16 @@ export class A2ARuntime {
     const storeContext = storeContextOf(ctx);
     const record = await readOwnTask(this.store, params.id, ownerOf(ctx), storeContext);
     const { afterSeq } = options;
+    const untilTerminal = options.untilTerminal === true;
     if (afterSeq !== undefined) {
       // SSE Last-Event-ID (§7.9 resumes a stream that broke): past the task's latest event, a
       // running task would be followed from an event that does not exist yet, and the stream
       // would hang with no headers; refuse. A finished task answers its snapshot (see follow).
-      if (afterSeq > record.version && !isFinalState(record.task.status.state)) {
+      const finished = untilTerminal ? isTerminalState : isFinalState;
+      if (afterSeq > record.version && !finished(record.task.status.state)) {
         throw lastEventIdPastEnd(params.id, afterSeq, record.version);
       }
-      return this.#follower.follow(params.id, afterSeq, followOptions(options, storeContext, {}));
+      return this.#follower.follow(params.id, afterSeq, followOptions(options, storeContext, { untilTerminal }));
     }
     const { state } = record.task.status;
     if (options.terminalIsError === true && isTerminalState(state)) {
@@ -515,7 +527,7 @@ export class A2ARuntime {
     return this.#follower.follow(
       params.id,
       record.version,
-      followOptions(options, storeContext, { endIfFinal: true }),
+      followOptions(options, storeContext, { endIfFinal: true, untilTerminal }),
       record.task,
     );
   }

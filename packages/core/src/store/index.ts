@@ -10,6 +10,7 @@ export * from './contract.js';
 export * from './coordination.js';
 export * from './kit.js';
 export * from './message-digest.js';
+export * from './owner.js';
 export * from './push.js';
 export * from './request-checks.js';
 export * from './sql-rows.js';

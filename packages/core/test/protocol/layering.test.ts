@@ -66,6 +66,31 @@ describe('layering', () => {
     expect(importsIn(source, file).filter(climbsFromProtocol)).toEqual(['runtime.ts']);
   });
 
+  it('the runtime and push delivery hold no codec: the notification encoder is injected (issue 31)', () => {
+    // Where the bindings are composed (the Fastify plugin) passes `encodePushNotification` as
+    // `push.encodeNotification`; the runtime names the protocol's call types only.
+    const codecs = /^protocol\/(v\d+_\d+\/|bindings\/|codec\.ts$|dispatch\.ts$|push-notification\.ts$)/;
+    const reaching = [...sourceFiles(join(src, 'runtime')), ...sourceFiles(join(src, 'push'))].flatMap((file) =>
+      relativeImports(file)
+        .filter((target) => codecs.test(target))
+        .map((target) => `${relative(src, file)} -> ${target}`),
+    );
+    expect(reaching).toEqual([]);
+    // The scan reads those files: the delivery job is among them, importing the runtime's options.
+    expect(relativeImports(join(src, 'runtime', 'jobs', 'push.ts'))).toContain('runtime/options.ts');
+  });
+
+  it('the store side (store/, task-list.ts) imports nothing from the runtime: the owner rule is below both (issue 31)', () => {
+    const storeSide = [...sourceFiles(join(src, 'store')), join(src, 'task-list.ts')];
+    const climbing = storeSide.flatMap((file) =>
+      relativeImports(file)
+        .filter((target) => target.startsWith('runtime/') || target === 'runtime.ts' || target === 'runtime-service.ts')
+        .map((target) => `${relative(src, file)} -> ${target}`),
+    );
+    expect(climbing).toEqual([]);
+    expect(relativeImports(join(src, 'task-list.ts'))).toContain('store/index.ts');
+  });
+
   it('the layers below the protocol import nothing above them', () => {
     // logger.ts and json.ts stand alone; telemetry.ts names protocol types only (the request it reports).
     for (const file of ['logger.ts', 'json.ts']) expect(relativeImports(join(src, file))).toEqual([]);

@@ -14,6 +14,7 @@ import { A2AError } from '../../src/errors.js';
 import type { TurnContext } from '../../src/executor.js';
 import type { Task } from '../../src/model/types.js';
 import { callContext } from '../../src/protocol/context.js';
+import { encodePushNotification } from '../../src/protocol/push-notification.js';
 import { notificationHeaders } from '../../src/runtime/jobs/push.js';
 import type { A2ARuntime, PushOptions } from '../../src/runtime.js';
 import { type Receiver, startReceiver, tableResolver } from '../push/helpers.js';
@@ -106,7 +107,7 @@ interface Setup {
 
 const makeRuntime = useRuntimes();
 
-function setup(push: PushOptions = {}): Setup {
+function setup(push: Partial<PushOptions> = {}): Setup {
   const store = new MemoryStore();
   const clock = { now: T0 };
   const log = recordingLogger();
@@ -115,7 +116,12 @@ function setup(push: PushOptions = {}): Setup {
     store,
     clock: () => clock.now,
     logger: log,
-    push: { allowCidrs: ['127.0.0.1/32'], pollIntervalMs: 3_600_000, ...push },
+    push: {
+      encodeNotification: encodePushNotification,
+      allowCidrs: ['127.0.0.1/32'],
+      pollIntervalMs: 3_600_000,
+      ...push,
+    },
   });
   return { runtime, store, clock, log, agent };
 }
@@ -184,9 +190,16 @@ describe('push notification configs', () => {
 
     await s.runtime.deletePushConfig({ id: task.id, pushNotificationConfigId: 'a' }, ALICE);
     expect((await s.runtime.listPushConfigs({ id: task.id }, ALICE)).length).toBe(1);
-    const missing = await rejection(s.runtime.deletePushConfig({ id: task.id, pushNotificationConfigId: 'a' }, ALICE));
+    // 1.0 §3.1.10: deleting is idempotent; a second delete has the effect the first had.
+    await s.runtime.deletePushConfig({ id: task.id, pushNotificationConfigId: 'a' }, ALICE);
+    expect((await s.runtime.listPushConfigs({ id: task.id }, ALICE)).map((c) => c.pushNotificationConfig.id)).toEqual([
+      task.id,
+    ]);
+    // An unknown task is still not found.
+    const missing = await rejection(
+      s.runtime.deletePushConfig({ id: 'no-such-task', pushNotificationConfigId: 'a' }, ALICE),
+    );
     expect(missing.code).toBe('TASK_NOT_FOUND');
-    expect(missing.message).toContain('has no push notification config "a"');
   });
 
   it("another principal's task is not found for every config operation", async () => {
@@ -487,7 +500,12 @@ describe('push notification delivery', () => {
     const r = await receiver();
     const runtime = makeRuntime(async (turn: TurnContext) => turn.complete('hi'), {
       store,
-      push: { allowCidrs: ['127.0.0.1/32'], pollIntervalMs: 3_600_000, concurrency: 2 },
+      push: {
+        encodeNotification: encodePushNotification,
+        allowCidrs: ['127.0.0.1/32'],
+        pollIntervalMs: 3_600_000,
+        concurrency: 2,
+      },
     });
     for (let i = 0; i < 7; i++) {
       await runtime.sendMessage(
@@ -506,7 +524,7 @@ describe('push notification delivery', () => {
     const r = await receiver();
     const runtime = makeRuntime(async (turn: TurnContext) => turn.complete('hi'), {
       store,
-      push: { allowCidrs: ['127.0.0.1/32'], pollIntervalMs: 20 },
+      push: { encodeNotification: encodePushNotification, allowCidrs: ['127.0.0.1/32'], pollIntervalMs: 20 },
     });
     await runtime.sendMessage(
       { message: userMessage('go'), configuration: { pushNotificationConfig: { url: r.url } } },

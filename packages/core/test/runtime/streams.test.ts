@@ -182,3 +182,89 @@ describe('a stream behaves as an async generator', () => {
     expect(store.getTaskCalls).toBe(0);
   });
 });
+
+describe('a stream that ends only at a terminal state (A2A 1.0 SubscribeToTask, §3.1.6; issue 31)', () => {
+  /** Asks twice, then completes with an artifact naming the answers. */
+  async function interview(turn: import('../../src/executor.js').TurnContext): Promise<void> {
+    if (turn.text === 'start') return turn.requireInput('First question?');
+    if (turn.text === 'one') return turn.requireInput('Second question?');
+    await turn.artifact({ text: `answers ended with ${turn.text}` });
+    await turn.complete();
+  }
+
+  it('follows an input-required task through the next turns to its terminal state, even woken only by the safety poll', async () => {
+    const store = new DeafStore();
+    const runtime = start(interview, { store, followPollIntervalMs: 30 });
+    const task = asTask(await runtime.sendMessage({ message: userMessage('start') }));
+    expect(task.status.state).toBe('input-required');
+    const stream = await runtime.resubscribe({ id: task.id }, { untilTerminal: true });
+    expect((await stream.next()).value?.result).toMatchObject({ kind: 'task', status: { state: 'input-required' } });
+    const waiting = stream.next();
+    // Several safety polls pass over the waiting stream: each reads the task, still interrupted,
+    // and the stream keeps waiting rather than ending.
+    await delay(150);
+    expect(store.getVersionsCalls).toBeGreaterThan(1);
+    await runtime.sendMessage({ message: userMessage('one', { taskId: task.id }) });
+    await runtime.sendMessage({ message: userMessage('two', { taskId: task.id }) });
+    const items: StreamResult[] = [];
+    const first = await waiting;
+    if (!first.done) items.push(first.value.result);
+    for await (const frame of stream) items.push(frame.result);
+    const states = items.flatMap((item) => (item.kind === 'status-update' ? [item.status.state] : []));
+    expect(states).toEqual(['working', 'input-required', 'working', 'completed']);
+    expect(items.some((item) => item.kind === 'artifact-update')).toBe(true);
+    expect(items.at(-1)).toMatchObject({ kind: 'status-update', status: { state: 'completed' } });
+  });
+
+  it('without it (0.3 tasks/resubscribe) the same subscription is the snapshot alone', async () => {
+    const runtime = start(interview);
+    const task = asTask(await runtime.sendMessage({ message: userMessage('start') }));
+    const items: StreamResult[] = [];
+    for await (const frame of await runtime.resubscribe({ id: task.id })) items.push(frame.result);
+    expect(items).toEqual([
+      expect.objectContaining({ kind: 'task', status: expect.objectContaining({ state: 'input-required' }) }),
+    ]);
+  });
+
+  it('a client that leaves while the task waits for input ends it and lets go of the subscription', async () => {
+    const store = new CountingStore();
+    const runtime = start(interview, { store });
+    const task = asTask(await runtime.sendMessage({ message: userMessage('start') }));
+    const controller = new AbortController();
+    const stream = await runtime.resubscribe({ id: task.id }, { untilTerminal: true, signal: controller.signal });
+    await stream.next();
+    const waiting = stream.next();
+    await delay(20);
+    expect(store.subscribed).toBe(1);
+    controller.abort();
+    expect(await waiting).toEqual({ done: true, value: undefined });
+    expect(store.subscribed).toBe(0);
+  });
+
+  it('resumed with Last-Event-ID at an interrupted task’s last event, it answers the task as it stands, then follows the next turn', async () => {
+    const runtime = start(interview);
+    const task = asTask(await runtime.sendMessage({ message: userMessage('start') }));
+    const record = await runtime.store.getTask(task.id);
+    const version = record?.version ?? 0;
+    const stream = await runtime.resubscribe({ id: task.id }, { untilTerminal: true, afterSeq: version });
+    const first = await stream.next();
+    expect(first.value).toMatchObject({ seq: version, result: { kind: 'task', status: { state: 'input-required' } } });
+    await runtime.sendMessage({ message: userMessage('one', { taskId: task.id }) });
+    await runtime.sendMessage({ message: userMessage('two', { taskId: task.id }) });
+    const states: string[] = [];
+    for await (const frame of stream) {
+      expect(frame.result.kind).not.toBe('task');
+      if (frame.result.kind === 'status-update') states.push(frame.result.status.state);
+    }
+    expect(states).toEqual(['working', 'input-required', 'working', 'completed']);
+  });
+
+  it('with Last-Event-ID past an interrupted task’s last event it is refused, as for a running task', async () => {
+    const runtime = start(interview);
+    const task = asTask(await runtime.sendMessage({ message: userMessage('start') }));
+    const record = await runtime.store.getTask(task.id);
+    await expect(
+      runtime.resubscribe({ id: task.id }, { untilTerminal: true, afterSeq: (record?.version ?? 0) + 5 }),
+    ).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+  });
+});

@@ -50,13 +50,43 @@ export function isJsonContentType(value: string | undefined): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
 }
 
+/**
+ * A request body whose Content-Type is not JSON (`text/plain`, a form, none, a malformed one):
+ * ContentTypeNotSupported, as independent A2A 1.0 conformance clients expect (HTTP 415; -32005 on
+ * JSON-RPC), in both versions — 0.3 defines the same error and code (§8.2). `expected` names the
+ * type to send instead.
+ */
+export function contentTypeNotSupported(got: string | undefined, expected: string): A2AError {
+  // Echoed to its sender only, as JSON; cut so a huge header does not make a huge answer.
+  const shown = got === undefined ? undefined : got.length > 100 ? `${got.slice(0, 100)}…` : got;
+  return new A2AError(
+    'CONTENT_TYPE_NOT_SUPPORTED',
+    `Content type not supported: the request's Content-Type must be ${expected} (got ${shown === undefined ? 'no Content-Type' : JSON.stringify(shown)}).`,
+    { data: shown === undefined ? { expected } : { contentType: shown, expected } },
+  );
+}
+
+/** The HTTP status of a {@link contentTypeNotSupported} answer (RFC 9110 §15.5.16). */
+export const UNSUPPORTED_MEDIA_TYPE = 415;
+
+/** Fastify's own request error for a Content-Type header it cannot read (`json`, `;`). */
+export const INVALID_MEDIA_TYPE = 'FST_ERR_CTP_INVALID_MEDIA_TYPE';
+
 /** Fastify's own request errors that are the client's doing: they answer -32600, not -32603. */
 const CLIENT_ERRORS = new Set([
-  'FST_ERR_CTP_INVALID_MEDIA_TYPE',
   'FST_ERR_CTP_INVALID_CONTENT_LENGTH',
   'FST_ERR_CTP_EMPTY_TYPE',
   'FST_ERR_CTP_INVALID_TYPE',
 ]);
+
+/** The JSON-RPC mapping whose error format answers `request`: 0.3's or 1.0's by its A2A-Version. */
+function errorMappingOf(request: FastifyRequest): JsonRpcMapping {
+  try {
+    return requestedVersion(request) === '0.3' ? jsonRpc0_3 : jsonRpc1_0;
+  } catch {
+    return jsonRpc1_0; // a version not served: 1.0's error format, as for the -32009 answer
+  }
+}
 
 export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
   scope,
@@ -74,18 +104,12 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
   if (authentication !== undefined) {
     // The body is not read yet, so the answer's id is null (JSON-RPC 2.0 §5: the id could not be
     // determined); refusing first means an unauthenticated client cannot make the server parse.
-    requireAuthentication(scope, authentication, (reply, error, status) => {
-      let mapping: JsonRpcMapping = jsonRpc1_0;
-      try {
-        mapping = requestedVersion(reply.request) === '0.3' ? jsonRpc0_3 : jsonRpc1_0;
-      } catch {
-        // A version not served: 1.0's error format, as for the -32009 answer.
-      }
-      return reply
+    requireAuthentication(scope, authentication, (reply, error, status) =>
+      reply
         .code(status)
         .type('application/json; charset=utf-8')
-        .send(errorResponse(null, error, mapping));
-    });
+        .send(errorResponse(null, error, errorMappingOf(reply.request))),
+    );
   }
   scope.removeAllContentTypeParsers();
   scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit }, (_request, body, done) => done(null, body));
@@ -97,6 +121,11 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
       );
       lingerAfterAnswer(request, bodyTimeoutMs > 0 ? bodyTimeoutMs : undefined);
       return reply.code(413).send(errorResponse(null, tooLarge, jsonRpc0_3));
+    }
+    if (error.code === INVALID_MEDIA_TYPE) {
+      request.log.info({ err: error }, 'a2a: JSON-RPC request with an unreadable Content-Type');
+      const unsupported = contentTypeNotSupported(request.headers['content-type'], 'application/json');
+      return reply.code(UNSUPPORTED_MEDIA_TYPE).send(errorResponse(null, unsupported, errorMappingOf(request)));
     }
     if (error.code !== undefined && CLIENT_ERRORS.has(error.code)) {
       request.log.info({ err: error }, 'a2a: malformed JSON-RPC request');
@@ -127,14 +156,6 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
   });
 
   const handler = async (request: FastifyRequest, reply: FastifyReply) => {
-    const contentType = request.headers['content-type'];
-    if (!isJsonContentType(contentType)) {
-      const invalid = new A2AError(
-        'INVALID_REQUEST',
-        `Invalid Request: Content-Type must be application/json (got ${contentType ?? 'none'}).`,
-      );
-      return errorResponse(null, invalid, jsonRpc0_3);
-    }
     let version: ProtocolVersion;
     try {
       version = requestedVersion(request);
@@ -144,6 +165,15 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
     }
     // Which version answered (the spec names no header for it; this one mirrors the request's).
     reply.header('A2A-Version', version);
+    const contentType = request.headers['content-type'];
+    if (!isJsonContentType(contentType)) {
+      // HTTP 415 with the JSON-RPC error in the body: conformance clients accept either, and
+      // JSON-RPC clients (@a2a-js/sdk's among them) read the error from a non-200 answer too.
+      const unsupported = contentTypeNotSupported(contentType, 'application/json');
+      return reply
+        .code(UNSUPPORTED_MEDIA_TYPE)
+        .send(errorResponse(null, unsupported, version === '0.3' ? jsonRpc0_3 : jsonRpc1_0));
+    }
     // Parsed here (the binding takes a parsed body as it is; it answers a body that does not parse),
     // since 1.0 requests carry their tenant in their params (§11.4); 0.3 has none.
     const body = parsedJson(request.body ?? '');

@@ -24,7 +24,7 @@ import { RequestContext, requestedVersion } from '../context.js';
 import { lingerAfterAnswer } from '../lingering-close.js';
 import { SSE_ROUTE_OPTIONS, type StreamHub } from '../sse.js';
 import { tenantOf } from '../tenants.js';
-import { isJsonContentType, withTrailingSlash } from './jsonrpc.js';
+import { contentTypeNotSupported, INVALID_MEDIA_TYPE, isJsonContentType, withTrailingSlash } from './jsonrpc.js';
 
 export interface RestRoutesOptions {
   binding: RestBinding;
@@ -141,6 +141,11 @@ async function restScope(
         413,
       );
     }
+    if (error.code === INVALID_MEDIA_TYPE) {
+      // A Content-Type header Fastify cannot read: not JSON either (see parseBody).
+      request.log.info({ err: error }, 'a2a: HTTP+JSON request with an unreadable Content-Type');
+      return answerError(reply, contentTypeNotSupported(request.headers['content-type'], 'application/json'));
+    }
     if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
       // A client error from Fastify or from the application's hooks (an authentication hook's 401, a
       // rate limiter's 429): its status is the answer a client acts on, so it is kept.
@@ -163,14 +168,13 @@ async function restScope(
   });
 
   /** The JSON body, undefined when there is none, or the error answer for one that is not JSON. */
-  const parseBody = (request: FastifyRequest, mapping: RestMapping): unknown => {
+  const parseBody = (request: FastifyRequest): unknown => {
     const text = request.body;
     if (typeof text !== 'string' || text.trim() === '') return noBody;
     if (!isJsonContentType(request.headers['content-type'])) {
-      throw new A2AError(
-        'INVALID_REQUEST',
-        `Invalid Request: Content-Type must be ${mapping.mediaType} (got ${request.headers['content-type'] ?? 'none'}).`,
-      );
+      // HTTP 415 with the version's error body (1.0: AIP-193 `google.rpc.Status`, reason
+      // CONTENT_TYPE_NOT_SUPPORTED), as conformance clients expect; both versions alike.
+      throw contentTypeNotSupported(request.headers['content-type'], 'application/json');
     }
     try {
       return JSON.parse(text);
@@ -195,7 +199,7 @@ async function restScope(
     const mapping = mappings.get(version) as RestMapping;
     let body: unknown;
     try {
-      body = parseBody(request, mapping);
+      body = parseBody(request);
     } catch (error) {
       return answerError(reply, error as A2AError);
     }

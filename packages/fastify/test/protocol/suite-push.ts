@@ -63,6 +63,23 @@ export function pushScenarios({ version, serve }: SuiteContext): void {
       expect(await client.pushConfig('list', 'no-such-task')).toMatchObject({ ok: false, code: -32001 });
     });
 
+    it('deleting a config is idempotent (1.0 §3.1.10): a second delete succeeds as the first; an unknown task is -32001', async () => {
+      receiver = await startWebhookReceiver();
+      const { client } = await serve(echoAgent, PUSH);
+      const task = asTask(ok(await client.sendMessage({ message: userMessage('hello') })));
+      ok(await client.pushConfig('set', task.id, { id: 'gone', url: receiver.url }));
+      ok(await client.pushConfig('set', task.id, { id: 'kept', url: receiver.url }));
+      const first = ok(await client.pushConfig('delete', task.id, undefined, 'gone'));
+      const second = ok(await client.pushConfig('delete', task.id, undefined, 'gone'));
+      expect(second).toEqual(first);
+      expect(configsOf(ok(await client.pushConfig('list', task.id))).map((c) => c.id)).toEqual(['kept']);
+      expect(await client.pushConfig('get', task.id, undefined, 'gone')).toMatchObject({ ok: false, code: -32001 });
+      expect(await client.pushConfig('delete', 'no-such-task', undefined, 'gone')).toMatchObject({
+        ok: false,
+        code: -32001,
+      });
+    });
+
     it("a send's push config delivers the task's final state in this version's form, with the token", async () => {
       receiver = await startWebhookReceiver();
       const held = gate();

@@ -1,6 +1,6 @@
 /** The protocol suite's scenarios for message/stream and tasks/resubscribe (see ./suite.ts). */
 
-import type { TaskArtifactUpdateEvent } from '@fastify-a2a/core';
+import type { TaskArtifactUpdateEvent, TurnContext } from '@fastify-a2a/core';
 import { describe, expect, it } from 'vitest';
 import { echoAgent, sleep } from '../../../../test-support/agents.js';
 import { asTask, textParts, userMessage } from '../helpers.js';
@@ -196,12 +196,103 @@ export function streamScenarios({ version, eventIds, itWithEventIds, serve }: Su
       expect(items[0]?.item).toMatchObject({ kind: 'task', id: sent.id, status: { state: 'completed' } });
     });
 
-    it('on a task waiting in input-required, answers that one Task and closes (both versions)', async () => {
-      const { client } = await serve(async (turn) => turn.requireInput('Which one?'));
-      const sent = asTask(ok(await client.sendMessage({ message: userMessage('hi') })));
-      const items = await within(5000, 'the stream to close', collect(client.resubscribe({ id: sent.id })));
-      expect(items).toHaveLength(1);
-      expect(items[0]?.item).toMatchObject({ kind: 'task', id: sent.id, status: { state: 'input-required' } });
+    /** Asks twice, then completes with an artifact naming the last answer. */
+    const interview = async (turn: TurnContext): Promise<void> => {
+      if (turn.text === 'start') return turn.requireInput('First question?');
+      if (turn.text === 'one') return turn.requireInput('Second question?');
+      await turn.artifact({ text: `answers ended with ${turn.text}` });
+      await turn.complete();
+    };
+    const statesOf = (items: StreamItem[]): string[] =>
+      items.flatMap(({ item }) => (item.kind === 'status-update' ? [item.status.state] : []));
+
+    it('on a task waiting in input-required: 0.3 answers that one Task and closes; 1.0 stays open through the next turns until the task is terminal (§3.1.6)', async () => {
+      const { client } = await serve(interview);
+      const sent = asTask(ok(await client.sendMessage({ message: userMessage('start') })));
+      expect(sent.status.state).toBe('input-required');
+      if (version === '0.3') {
+        // §7.9 reconnects a stream whose cycle ended at the `final` input-required status (§7.2.2).
+        const items = await within(5000, 'the stream to close', collect(client.resubscribe({ id: sent.id })));
+        expect(items).toHaveLength(1);
+        expect(items[0]?.item).toMatchObject({ kind: 'task', id: sent.id, status: { state: 'input-required' } });
+        return;
+      }
+      const stream = opened(await client.resubscribe({ id: sent.id }));
+      expect((await stream.next())?.item).toMatchObject({
+        kind: 'task',
+        id: sent.id,
+        status: { state: 'input-required' },
+      });
+      // The subscriber answers both questions; each answer is a turn its stream follows.
+      expect(
+        asTask(ok(await client.sendMessage({ message: userMessage('one', { taskId: sent.id }) }))).status.state,
+      ).toBe('input-required');
+      expect(
+        asTask(ok(await client.sendMessage({ message: userMessage('two', { taskId: sent.id }) }))).status.state,
+      ).toBe('completed');
+      const items = await within(5000, 'the stream to close', stream.rest());
+      expect(statesOf(items)).toEqual(['working', 'input-required', 'working', 'completed']);
+      const artifact = items.find(({ item }) => item.kind === 'artifact-update')?.item as TaskArtifactUpdateEvent;
+      expect(textParts(artifact.artifact.parts)).toBe('answers ended with two');
+      expect(items.every(({ item }) => item.kind !== 'task')).toBe(true);
+      expect(last(items)).toMatchObject({ kind: 'status-update', status: { state: 'completed' } });
+    });
+
+    itWithEventIds(
+      'with Last-Event-ID at the last event of a task waiting for input: the task as it stands; 0.3 then closes, 1.0 follows the answer to the end',
+      async () => {
+        const { client } = await serve(interview);
+        const asked = await collect(client.streamMessage({ message: userMessage('start') }));
+        const taskId = firstTask(asked).id;
+        expect(last(asked)).toMatchObject({ kind: 'status-update', status: { state: 'input-required' } });
+        const lastId = asked.at(-1)?.id as string;
+        const stream = opened(await client.resubscribe({ id: taskId }, lastId));
+        const first = await stream.next();
+        expect(first?.item).toMatchObject({ kind: 'task', id: taskId, status: { state: 'input-required' } });
+        if (version === '0.3') {
+          expect(await within(5000, 'the stream to close', stream.rest())).toEqual([]);
+          return;
+        }
+        ok(await client.sendMessage({ message: userMessage('one', { taskId }) }));
+        ok(await client.sendMessage({ message: userMessage('two', { taskId }) }));
+        const rest = await within(5000, 'the stream to close', stream.rest());
+        expect(statesOf(rest)).toEqual(['working', 'input-required', 'working', 'completed']);
+        expect(rest.every(({ id }) => Number(id) > Number(lastId))).toBe(true);
+      },
+    );
+
+    it('a subscription to a working task: 0.3 ends at input-required; 1.0 goes on to the terminal state', async () => {
+      const held = gate();
+      const { client } = await serve(async (turn) => {
+        if (turn.previousState === 'input-required') return turn.complete('thanks');
+        await turn.working('thinking');
+        await held.opened;
+        await turn.requireInput('Which one?');
+      });
+      const sent = asTask(
+        ok(await client.sendMessage({ message: userMessage('x'), configuration: { blocking: false } })),
+      );
+      await waitForState(client, sent.id, 'working');
+      const stream = opened(await client.resubscribe({ id: sent.id }));
+      expect((await stream.next())?.item).toMatchObject({ kind: 'task', status: { state: 'working' } });
+      held.open();
+      if (version === '0.3') {
+        const items = await within(5000, 'the stream to close', stream.rest());
+        expect(last(items)).toMatchObject({ kind: 'status-update', final: true, status: { state: 'input-required' } });
+        return;
+      }
+      // Read up to the question before answering it, so the answer's turn comes after it.
+      let item = await stream.next();
+      while (
+        item !== undefined &&
+        !(item.item.kind === 'status-update' && item.item.status.state === 'input-required')
+      ) {
+        item = await stream.next();
+      }
+      expect(item?.item).toMatchObject({ kind: 'status-update', status: { state: 'input-required' } });
+      ok(await client.sendMessage({ message: userMessage('the blue one', { taskId: sent.id }) }));
+      const rest = await within(5000, 'the stream to close', stream.rest());
+      expect(statesOf(rest)).toEqual(['working', 'completed']);
     });
 
     itWithEventIds('with Last-Event-ID, sends only the later events', async () => {

@@ -95,19 +95,22 @@ describe('deeply nested input (issue: a data part ~1,000 levels deep made its ta
 });
 
 describe('malformed Content-Type (issue: answered -32603 and logged an error)', () => {
-  it.each(['json', 'application/', ';', ''])('%j is -32600 naming it, logged below error', async (contentType) => {
-    const { app, logs } = await serve();
-    const res = await app.inject({
-      method: 'POST',
-      url: '/a2a',
-      headers: { 'content-type': contentType },
-      payload: JSON.stringify(rpcBody('tasks/get', { id: 'x' })),
-    });
-    expect(res.statusCode).toBe(200);
-    expect(res.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
-    expect(res.json().error.message).toMatch(/Content-Type must be application\/json/);
-    expect(errorLogs(logs)).toEqual([]);
-  });
+  it.each(['json', 'application/', ';', ''])(
+    '%j is 415 -32005 naming it (issue 31), logged below error',
+    async (contentType) => {
+      const { app, logs } = await serve();
+      const res = await app.inject({
+        method: 'POST',
+        url: '/a2a',
+        headers: { 'content-type': contentType },
+        payload: JSON.stringify(rpcBody('tasks/get', { id: 'x' })),
+      });
+      expect(res.statusCode).toBe(415);
+      expect(res.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32005 } });
+      expect(res.json().error.message).toMatch(/must be application\/json/);
+      expect(errorLogs(logs)).toEqual([]);
+    },
+  );
 });
 
 /** A raw HTTP/1.1 client: sends `head`, then `chunks` one by one `everyMs` apart; the whole response, and when it ended. */

@@ -75,15 +75,15 @@ describe('request errors', () => {
     expectRestError(await rest(app, 'POST', '/v1/message:send', '{"message": '), 400, -32700, 'JSONParseError');
   });
 
-  it('a body that is not JSON by its Content-Type is 400; an empty one with any type is no body', async () => {
+  it('a body that is not JSON by its Content-Type is 415 (issue 31); an empty one with any type is no body', async () => {
     const { app } = await build(echoAgent);
     const body = expectRestError(
       await rest(app, 'POST', '/v1/message:send', JSON.stringify({ message: protoMessage('x') }), {
         'content-type': 'text/plain',
       }),
-      400,
-      -32600,
-      'InvalidRequestError',
+      415,
+      -32005,
+      'ContentTypeNotSupportedError',
     );
     expect(body.message).toMatch(/Content-Type/);
     expectRestError(

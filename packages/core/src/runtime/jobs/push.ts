@@ -30,11 +30,10 @@ import { setMaxListeners } from 'node:events';
 import { applyEvents } from '../../model/task-state.js';
 import { isFinalState, type Task, type TaskEvent } from '../../model/types.js';
 import type { DestinationPolicy } from '../../push/destination.js';
-import { pushPayload } from '../../push/payload.js';
 import { deliverJson, type WebhookResult } from '../../push/webhook.js';
 import type { A2AStore, Clock, PushClaimKey, PushDelivery, PushStore, StoredPushConfig } from '../../store/index.js';
 import { monotonicSeconds, noTelemetry, type PushTelemetry, type Telemetry } from '../../telemetry.js';
-import type { PushOptions, RuntimeLogger } from '../options.js';
+import type { PushNotificationEncoder, PushOptions, RuntimeLogger } from '../options.js';
 import { destinationPolicy } from '../push-configs.js';
 import type { JobSpec } from './background.js';
 
@@ -81,8 +80,12 @@ export class PushDeliverer {
   readonly #clock: Clock;
   readonly #log: RuntimeLogger;
   readonly #policy: DestinationPolicy;
-  readonly #settings: Required<Omit<PushOptions, 'allowHosts' | 'allowCidrs' | 'allowCidrsName' | 'resolver' | 'ca'>>;
+  readonly #settings: Required<
+    Omit<PushOptions, 'allowHosts' | 'allowCidrs' | 'allowCidrsName' | 'resolver' | 'ca' | 'encodeNotification'>
+  >;
   readonly #ca: PushOptions['ca'];
+  /** Each POST's body, by its config's version (injected: the runtime holds no codec). */
+  readonly #encode: PushNotificationEncoder;
   readonly #telemetry: Telemetry;
   readonly #inFlight = new Set<Promise<void>>();
   readonly #abort = new AbortController();
@@ -111,6 +114,7 @@ export class PushDeliverer {
       maxResponseBytes: o.maxResponseBytes ?? PUSH_DEFAULTS.maxResponseBytes,
     };
     this.#ca = o.ca;
+    this.#encode = o.encodeNotification;
     this.#telemetry = options.telemetry ?? noTelemetry;
     // Every POST in flight listens on the one shutdown signal.
     setMaxListeners(this.#settings.concurrency + 10, this.#abort.signal);
@@ -254,7 +258,7 @@ export class PushDeliverer {
       return 'skipped';
     }
 
-    const body = JSON.stringify(pushPayload(next.task, config.protocolVersion));
+    const body = JSON.stringify(this.#encode(next.task, config.protocolVersion));
     const sentAt = this.#clock();
     if (report !== undefined)
       report.push = this.#telemetry.pushStarted(next.task, record.traceContext, config.config.url);
