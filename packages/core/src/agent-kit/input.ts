@@ -36,6 +36,10 @@ export function inputContentOf(message: Pick<Message, 'parts'>): InputContent[] 
   return message.parts.map(toInputContent);
 }
 
+/**
+ * One part as {@link InputContent}. A file part whose `bytes` are not base64 (RFC 4648) becomes a
+ * text saying it was left out, never a string a framework could take for a URL to fetch.
+ */
 export function toInputContent(part: Part): InputContent {
   if (part.kind === 'text') return { type: 'text', text: part.text };
   if (part.kind === 'data') return dataContent(part);
@@ -46,12 +50,22 @@ function dataContent(part: DataPart): InputContent {
   return { type: 'data', data: part.data, json: JSON.stringify(part.data) };
 }
 
+/** RFC 4648 §4 base64, padded or not: what `FileWithBytes.bytes` must be. */
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?$/;
+
 function fileContent(part: FilePart): InputContent {
   const { file } = part;
   const content: InputContent = { type: 'file', mediaType: file.mimeType || UNKNOWN_MEDIA_TYPE };
   if (file.name !== undefined) content.filename = file.name;
-  if ('bytes' in file) content.base64 = file.bytes;
-  else content.uri = file.uri;
+  if ('bytes' in file) {
+    // Checked, because frameworks take a string for either bytes or a URL and fetch what parses
+    // as a URL: "bytes" a remote party set to a URL must not make the server fetch it.
+    if (!BASE64.test(file.bytes)) {
+      const name = file.name === undefined ? 'A file' : `The file ${JSON.stringify(file.name)}`;
+      return { type: 'text', text: `${name} was left out: its bytes are not base64.` };
+    }
+    content.base64 = file.bytes;
+  } else content.uri = file.uri;
   return content;
 }
 

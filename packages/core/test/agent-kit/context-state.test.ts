@@ -67,6 +67,19 @@ describe('inputContentOf and priorMessages', () => {
     ]);
   });
 
+  it('leaves out a file whose bytes are not base64, so no framework takes them for a URL to fetch', () => {
+    const content = inputContentOf({
+      parts: [
+        { kind: 'file', file: { bytes: 'http://169.254.169.254/latest/meta-data', name: 'x' } },
+        { kind: 'file', file: { bytes: 'aGVsbG8' } },
+      ],
+    });
+    expect(content).toEqual([
+      { type: 'text', text: 'The file "x" was left out: its bytes are not base64.' },
+      { type: 'file', mediaType: 'application/octet-stream', base64: 'aGVsbG8' },
+    ]);
+  });
+
   it("gives the task's messages before the turn's, oldest first", async () => {
     const seen: string[][] = [];
     const rt = runtime(async (turn) => {
