@@ -87,7 +87,10 @@ describe.each([
     const question = asked.at(-1) as TaskStatusUpdateEvent;
     expect(shapeOf(question)).toBe('status input-required final');
     expect(textOf(question.status.message?.parts)).toBe('Which city?');
-    const answered = await send(w2.url, userMessage('Lyon', { taskId: question.taskId, contextId: question.contextId }));
+    const answered = await send(
+      w2.url,
+      userMessage('Lyon', { taskId: question.taskId, contextId: question.contextId }),
+    );
     expect(answered.status.state).toBe('completed');
     expect(answered.id).toBe(question.taskId);
     // The task's artifacts: none from the first turn (it only asked), the answer from the second.
