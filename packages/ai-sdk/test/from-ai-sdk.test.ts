@@ -246,6 +246,65 @@ describe.each(storesUnderTest('ai-sdk-http'))('fromAiSdk over HTTP on $name', ({
     expect(textOf(done.artifacts?.[0]?.parts)).toContain('"deleted":"notes.txt"');
   });
 
+  it('a new task in the context after an unanswered question tells the model so, then sends the new message', async () => {
+    const { model, prompts } = scriptedModel((_prompt, call) =>
+      call === 1 ? toolCall('askUser', { question: 'Which city?' }) : textAnswer('Fine, something else then.'),
+    );
+    const url = await serve(
+      fromAiSdk(({ messages, abortSignal }) =>
+        streamText({ model, tools: { askUser }, messages, abortSignal, stopWhen: stepCountIs(3) }),
+      ),
+      storeUrl(),
+    );
+    const asked = await send(url, userMessage('Book me a train'));
+    expect(asked.status.state).toBe('input-required');
+    // Not a reply to the task: a new task in the same context.
+    const other = await send(url, userMessage('Never mind, tell me a joke', { contextId: asked.contextId }));
+    expect(other.status.state).toBe('completed');
+    expect(transcript(prompts[1] ?? [])).toEqual([
+      'user: Book me a train',
+      'assistant: call askUser',
+      'tool: result {"type":"error-text","value":"The user did not answer."}',
+      'user: Never mind, tell me a joke',
+    ]);
+  });
+
+  it("shows reasoning as a working update; toolErrors 'model' lets the model see a tool's error and go on", async () => {
+    const broken = tool({
+      description: 'Always fails.',
+      inputSchema: jsonSchema<{ q: string }>({ type: 'object', properties: { q: { type: 'string' } } }),
+      execute: async (): Promise<string> => {
+        throw new Error('no service');
+      },
+    });
+    const { model, prompts } = scriptedModel((_prompt, call) =>
+      call === 1
+        ? [
+            { type: 'reasoning-start', id: 'r' },
+            { type: 'reasoning-delta', id: 'r', delta: 'The user wants ' },
+            { type: 'reasoning-delta', id: 'r', delta: 'a lookup.' },
+            { type: 'reasoning-end', id: 'r' },
+            ...toolCall('broken', { q: 'x' }),
+          ]
+        : textAnswer('The service is down.'),
+    );
+    const url = await serve(
+      fromAiSdk(
+        ({ messages, abortSignal }) =>
+          streamText({ model, tools: { broken }, messages, abortSignal, stopWhen: stepCountIs(3) }),
+        { toolErrors: 'model', progress: 'text' },
+      ),
+      storeUrl(),
+    );
+    const events = await stream(url, userMessage('look it up'));
+    const progress = statusEvents(events)
+      .filter((event) => event.status.message)
+      .map((event) => textOf(event.status.message?.parts));
+    expect(progress).toEqual(['The user wants a lookup.', 'Calling broken({"q":"x"})', 'broken failed: no service']);
+    expect(shapeOf(events.at(-1) as StreamResult)).toBe('status completed final');
+    expect(transcript(prompts[1] ?? []).at(-1)).toContain('no service');
+  });
+
   it("serves the SDK's agent class (ToolLoopAgent) the same way", async () => {
     const { model, prompts } = scriptedModel((_prompt, call) =>
       call === 1 ? toolCall('weather', { city: 'Rome' }) : textAnswer('Sunny in Rome.'),
