@@ -5,6 +5,7 @@
 
 import { jsonSchema, type ModelMessage, stepCountIs, streamText, type ToolSet, tool } from 'ai';
 import { describe, expect, it } from 'vitest';
+import { toModelOutput } from '../src/a2a-tool.js';
 import { a2aTool, fromAiSdk, remoteConversationIn } from '../src/index.js';
 import { useServers } from './helpers.js';
 import { type Prompt, scriptedModel, textAnswer, toolCall } from './mock-model.js';
@@ -120,6 +121,35 @@ describe('a2aTool', () => {
     expect(String((error as { error: Error }).error.message)).toMatch(
       /^The agent at http:\/\/127\.0\.0\.1:9 could not be reached: /,
     );
+  });
+
+  it("gives the model the agent's text, data as JSON text, inline files as file data and links as file URLs", () => {
+    const output = toModelOutput({
+      a2a: { agent: 'http://a', agentName: 'A', contextId: 'c', pendingTaskId: undefined, state: 'completed' },
+      text: 'Here you are',
+      data: [{ rows: 2 }],
+      files: [
+        { name: 'r.txt', mediaType: 'text/plain', url: 'data:text/plain;base64,aGk=' },
+        { name: 'p.png', mediaType: 'image/png', url: 'https://files.example/p.png' },
+      ],
+    });
+    expect(output).toEqual({
+      type: 'content',
+      value: [
+        { type: 'text', text: '{"a2a":{"agent":"http://a","agentName":"A","contextId":"c","state":"completed"}}' },
+        { type: 'text', text: 'Here you are' },
+        { type: 'text', text: 'Data: {"rows":2}' },
+        { type: 'file-data', data: 'aGk=', mediaType: 'text/plain', filename: 'r.txt' },
+        { type: 'file-url', url: 'https://files.example/p.png', mediaType: 'image/png' },
+      ],
+    });
+    // The first text part is what a later call reads the remote conversation back from.
+    expect(
+      remoteConversationIn(
+        [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'x', toolName: 'any', output }] }],
+        'http://a',
+      ),
+    ).toEqual({ agent: 'http://a', contextId: 'c', pendingTaskId: undefined });
   });
 
   it('needs an agent', () => {
