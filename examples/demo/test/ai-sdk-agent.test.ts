@@ -135,7 +135,7 @@ describe('the ai-sdk demo agent and its clients', () => {
     expect(answerOf(events).length).toBeLessThan(100);
   });
 
-  it('the official A2A SDK client streams the answer', async () => {
+  it('the official A2A SDK client streams the answer; an AI SDK agent here delegates to it with a2aTool', async () => {
     const demo = await startDemo('memory:', { DEMO_AGENT: 'ai-sdk', DEMO_TOKENS_PER_S: '200' });
     const client = await new ClientFactory().createFromUrl(demo.baseUrl);
     const kinds: string[] = [];
@@ -149,10 +149,8 @@ describe('the ai-sdk demo agent and its clients', () => {
     expect(kinds.filter((kind) => kind === 'artifact-update').length).toBeGreaterThanOrEqual(10);
     expect(text.startsWith('You said: "hi".')).toBe(true);
     expect(kinds.at(-1)).toBe('status-update');
-  });
 
-  it('an AI SDK agent in this process delegates to the demo agent with a2aTool and gets its answer', async () => {
-    const demo = await startDemo('memory:', { DEMO_AGENT: 'ai-sdk', DEMO_TOKENS_PER_S: '1000' });
+    // An AI SDK agent in this process: its model calls the tool, then repeats what the tool returned.
     const ask = a2aTool({ url: demo.baseUrl });
     // The local model: calls the tool with the user's text, then repeats what the tool returned.
     const model = new MockLanguageModelV3({
