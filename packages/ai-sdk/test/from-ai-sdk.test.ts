@@ -133,6 +133,43 @@ describe.each(storesUnderTest('ai-sdk-http'))('fromAiSdk over HTTP on $name', ({
     expect(shapeOf(events.at(-1) as StreamResult)).toBe('status completed final');
   });
 
+  it('text written before a tool call reaches the client before the call, in one artifact with the text after it', async () => {
+    const { model } = scriptedModel((_prompt, call) =>
+      call === 1
+        ? [
+            { type: 'text-start', id: 'a' },
+            { type: 'text-delta', id: 'a', delta: 'Let me look. ' },
+            { type: 'text-end', id: 'a' },
+            ...toolCall('weather', { city: 'Oslo' }),
+          ]
+        : textAnswer('Cold in Oslo.'),
+    );
+    const url = await serve(
+      fromAiSdk(
+        ({ messages, abortSignal }) =>
+          streamText({ model, tools: { weather }, messages, abortSignal, stopWhen: stepCountIs(3) }),
+        // Held back far longer than the turn takes: only the flush before the progress update sends it.
+        { artifact: { maxDelayMs: 60_000 }, progress: 'text' },
+      ),
+      storeUrl(),
+    );
+    const events = await stream(url, userMessage('weather in Oslo?'));
+    const lines = events
+      .slice(2)
+      .map((event) =>
+        event.kind === 'artifact-update'
+          ? `${shapeOf(event)}: ${textOf(event.artifact.parts)}`
+          : `${shapeOf(event)}: ${event.kind === 'status-update' ? textOf(event.status.message?.parts) : ''}`,
+      );
+    expect(lines).toEqual([
+      'artifact new: Let me look. ',
+      'status working: Calling weather({"city":"Oslo"})',
+      'status working: weather returned {"city":"Oslo","sky":"sunny","celsius":21}',
+      'artifact + last: Cold in Oslo.',
+      'status completed final: ',
+    ]);
+  });
+
   it("progress 'data' sends data parts only, 'none' no progress at all", async () => {
     const script = (_prompt: Prompt, call: number) =>
       call % 2 === 1 ? toolCall('weather', { city: 'Oslo' }) : textAnswer('Cold.');
