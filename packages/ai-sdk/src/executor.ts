@@ -239,6 +239,14 @@ export function fromAiSdk(source: AnyAgent | AiSdkRun, options: FromAiSdkOptions
               toolName: part.toolCall.toolName,
             });
             break;
+          case 'file':
+            // A file the model generated (an image…): an artifact of its own, after the text before it.
+            await text.flush();
+            await turn.artifact({
+              name: 'file',
+              parts: [{ kind: 'file', file: { bytes: part.file.base64, mimeType: part.file.mediaType } }],
+            });
+            break;
           case 'error':
             // The SDK reports a model's failure as a stream part and ends the stream.
             streamError ??= { error: part.error };

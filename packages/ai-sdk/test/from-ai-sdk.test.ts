@@ -19,7 +19,7 @@ import {
   useServers,
   waitFor,
 } from './helpers.js';
-import { lastText, type Prompt, scriptedModel, textAnswer, toolCall } from './mock-model.js';
+import { finish, lastText, type Prompt, scriptedModel, textAnswer, toolCall } from './mock-model.js';
 
 const serve = useServers();
 
@@ -167,6 +167,35 @@ describe.each(storesUnderTest('ai-sdk-http'))('fromAiSdk over HTTP on $name', ({
       'status working: weather returned {"city":"Oslo","sky":"sunny","celsius":21}',
       'artifact + last: Cold in Oslo.',
       'status completed final: ',
+    ]);
+  });
+
+  it('a file the model generates becomes an artifact of its own, after the text before it', async () => {
+    const png = Buffer.from('not really a png').toString('base64');
+    const { model } = scriptedModel(() => [
+      { type: 'text-start', id: 'a' },
+      { type: 'text-delta', id: 'a', delta: 'Here is your image.' },
+      { type: 'text-end', id: 'a' },
+      { type: 'file', mediaType: 'image/png', data: png },
+      finish('stop'),
+    ]);
+    const url = await serve(
+      fromAiSdk(({ messages, abortSignal }) => streamText({ model, messages, abortSignal }), {
+        artifact: { maxDelayMs: 60_000 },
+      }),
+      storeUrl(),
+    );
+    const task = await send(url, userMessage('draw a cat'));
+    expect(task.status.state).toBe('completed');
+    expect(task.artifacts?.map((artifact) => [artifact.name, artifact.parts])).toEqual([
+      [
+        'response',
+        [
+          { kind: 'text', text: 'Here is your image.' },
+          { kind: 'text', text: '' },
+        ],
+      ],
+      ['file', [{ kind: 'file', file: { bytes: png, mimeType: 'image/png' } }]],
     ]);
   });
 
