@@ -1,5 +1,6 @@
 import type { AgentExecutor, TurnContext } from '@fastify-a2a/core';
 import type { A2APluginOptions, AgentCardInput } from 'fastify-a2a';
+import { aiSdkAgent, aiSdkCard, demoModel } from './ai-sdk-agent.js';
 import { delegateAgent, delegateCard } from './delegate.js';
 
 /** Resolves after `ms`, or rejects as soon as `signal` aborts (a tasks/cancel from any worker). */
@@ -106,7 +107,18 @@ export function createTckAgent(options: { resubscribeHoldMs?: number } = {}): Ag
 
 export const tckAgent: AgentExecutor = createTckAgent();
 
-export const demoAgents = { echo: echoAgent, tck: tckAgent, delegate: delegateAgent } as const;
+/** Throws with a message naming the fix when the selected agent's settings are wrong (checked at startup). */
+export function checkDemoAgentSettings(name: DemoAgentName, env: NodeJS.ProcessEnv): void {
+  if (name === 'ai-sdk') demoModel(env);
+}
+
+export const demoAgents = {
+  echo: echoAgent,
+  tck: tckAgent,
+  delegate: delegateAgent,
+  // Built on first use: it reads its model settings from the environment.
+  'ai-sdk': lazyAgent(() => aiSdkAgent()),
+} as const;
 export type DemoAgentName = keyof typeof demoAgents;
 
 /**
@@ -118,8 +130,20 @@ export function demoOptions(name: DemoAgentName): Pick<A2APluginOptions, 'messag
   return name === 'tck' ? { messageIdReuse: 'replay' } : {};
 }
 
+/** An executor made when its first turn starts, so that an agent nobody selected reads no settings. */
+function lazyAgent(make: () => AgentExecutor): AgentExecutor {
+  let made: AgentExecutor | undefined;
+  return {
+    execute(turn) {
+      made ??= make();
+      return made.execute(turn);
+    },
+  };
+}
+
 export function demoCard(name: DemoAgentName): AgentCardInput {
   if (name === 'delegate') return delegateCard();
+  if (name === 'ai-sdk') return aiSdkCard();
   const echo = name === 'echo';
   return {
     name: echo ? 'fastify-a2a echo agent' : 'fastify-a2a TCK agent',
