@@ -8,10 +8,13 @@
  */
 
 import type { Task } from '../model/types.js';
+import { task0_3 } from '../protocol/v0_3/jsonrpc.js';
 import { protoJson1_0 } from '../protocol/v1_0/codec.js';
 import type { PushProtocolVersion } from '../store/index.js';
 
 /** The JSON body of a push notification carrying `task` to a config set with `protocolVersion`. */
 export function pushPayload(task: Task, protocolVersion: PushProtocolVersion): unknown {
-  return protocolVersion === '1.0' ? protoJson1_0.encodeStreamItem(task) : task;
+  // Neither carries the A2A 1.1 draft's `generation` (a feature of the 1.0 bindings' answers and
+  // streams only, docs/interop.md).
+  return protocolVersion === '1.0' ? protoJson1_0.encodeStreamItem(task) : task0_3(task);
 }
