@@ -275,6 +275,7 @@ export type { TlsCa } from './push/webhook.js';
 
 export type {
   A2ARuntimeOptions,
+  Draft11Options,
   DrainSummary,
   InterruptedExpiryOptions,
   PushOptions,
@@ -285,6 +286,8 @@ export {
   A2ARuntime,
   checkPushOptions,
   configIdOf,
+  LONG_POLL_DEFAULT_MS,
+  LONG_POLL_MAX_MS,
   notificationHeaders,
   OperatorActions,
   PUSH_DEFAULTS,
