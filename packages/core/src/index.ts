@@ -145,6 +145,7 @@ export type {
   OperationTypes,
   StreamFrame,
 } from './protocol/operations.js';
+export { declaresTaskGenerations, TASK_GENERATION_EXTENSION, taskGenerationExtension } from './protocol/draft11.js';
 export { isOperationName, OPERATIONS } from './protocol/operations.js';
 export { A2A_0_3_VERSION, json0_3, json0_3Caller, jsonRpc0_3 } from './protocol/v0_3/jsonrpc.js';
 export { protoJson0_3, protoJson0_3Caller, rest0_3 } from './protocol/v0_3/rest.js';

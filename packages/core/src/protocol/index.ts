@@ -4,6 +4,7 @@ export * from './bindings/rest.js';
 export type * from './codec.js';
 export * from './context.js';
 export * from './dispatch.js';
+export * from './draft11.js';
 export * from './operations.js';
 export * from './v0_3/index.js';
 export * from './v1_0/index.js';
