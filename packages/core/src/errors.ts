@@ -198,7 +198,11 @@ export const lastEventIdPastEnd = (taskId: string, lastEventId: number, latest: 
   );
 
 /** A2A 1.1 draft §3.2.7: the task is not at the generation the client's `ifGenerationMatch` expects. */
-export const taskGenerationMismatch = (taskId: string, expectedGeneration: number, currentGeneration: number): A2AError =>
+export const taskGenerationMismatch = (
+  taskId: string,
+  expectedGeneration: number,
+  currentGeneration: number,
+): A2AError =>
   new A2AError(
     'TASK_GENERATION_MISMATCH',
     `Task "${taskId}" is at generation ${currentGeneration}, not ${expectedGeneration} as ifGenerationMatch expects: it changed since it was read. Get the task again and decide on its current state.`,

@@ -68,8 +68,8 @@ export {
   JsonRpcErrorCode,
   jsonRpcCodeFor,
   lastEventIdPastEnd,
-  taskNotCancelable,
   taskGenerationMismatch,
+  taskNotCancelable,
   taskNotFound,
   VersionConflictError,
 } from './errors.js';
@@ -135,6 +135,7 @@ export type {
   MessageCheck,
 } from './protocol/dispatch.js';
 export { Dispatcher, publicError } from './protocol/dispatch.js';
+export { declaresTaskGenerations, TASK_GENERATION_EXTENSION, taskGenerationExtension } from './protocol/draft11.js';
 export type {
   A2AService,
   Capability,
@@ -145,7 +146,6 @@ export type {
   OperationTypes,
   StreamFrame,
 } from './protocol/operations.js';
-export { declaresTaskGenerations, TASK_GENERATION_EXTENSION, taskGenerationExtension } from './protocol/draft11.js';
 export { isOperationName, OPERATIONS } from './protocol/operations.js';
 export { A2A_0_3_VERSION, json0_3, json0_3Caller, jsonRpc0_3 } from './protocol/v0_3/jsonrpc.js';
 export { protoJson0_3, protoJson0_3Caller, rest0_3 } from './protocol/v0_3/rest.js';

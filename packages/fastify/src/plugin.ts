@@ -216,7 +216,9 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     }),
     security: authentication?.cardSecurity,
     // The A2A 1.1 draft's task generations (docs/interop.md): declared, so clients use them.
-    extensions: generations ? [taskGenerationExtension(options.draft11?.longPollMaxWaitMs ?? LONG_POLL_DEFAULT_MS)] : [],
+    extensions: generations
+      ? [taskGenerationExtension(options.draft11?.longPollMaxWaitMs ?? LONG_POLL_DEFAULT_MS)]
+      : [],
   };
   const paths: InterfacePaths = { jsonRpc: `${prefix}/a2a`, rest: options.rest ? prefix : undefined };
   const baseUrl = options.baseUrl?.replace(/\/+$/, '');
@@ -275,7 +277,11 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
       }
       const log = fastify.log;
       await scope.register(jsonRpcRoutes, {
-        binding: new JsonRpcBinding({ dispatcher, mappings: { '0.3': jsonRpc0_3, '1.0': generations ? jsonRpc1_0WithGenerations : jsonRpc1_0 }, logger: log }),
+        binding: new JsonRpcBinding({
+          dispatcher,
+          mappings: { '0.3': jsonRpc0_3, '1.0': generations ? jsonRpc1_0WithGenerations : jsonRpc1_0 },
+          logger: log,
+        }),
         streams,
         bodyLimit: options.bodyLimit,
         bodyTimeoutMs: options.bodyTimeoutMs,
@@ -284,7 +290,11 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
       });
       if (options.rest) {
         await scope.register(restRoutes, {
-          binding: new RestBinding({ dispatcher, mappings: { '0.3': rest0_3, '1.0': generations ? rest1_0WithGenerations : rest1_0 }, logger: log }),
+          binding: new RestBinding({
+            dispatcher,
+            mappings: { '0.3': rest0_3, '1.0': generations ? rest1_0WithGenerations : rest1_0 },
+            logger: log,
+          }),
           streams,
           bodyLimit: options.bodyLimit,
           bodyTimeoutMs: options.bodyTimeoutMs,

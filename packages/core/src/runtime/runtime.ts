@@ -44,11 +44,11 @@ import { noTelemetry } from '../telemetry.js';
 import { Events } from './events.js';
 import { Follower, followOptions } from './follower.js';
 import { Intake, type Retry } from './intake.js';
-import { answersAfter, waitForGeneration } from './long-poll.js';
 import { runLogged } from './jobs/background.js';
 import { InterruptedExpiry } from './jobs/interrupted-expiry.js';
 import { PushDeliverer } from './jobs/push.js';
 import { Retention } from './jobs/retention.js';
+import { answersAfter, waitForGeneration } from './long-poll.js';
 import { Membership } from './membership.js';
 import { OperatorActions } from './operator.js';
 import {
@@ -108,7 +108,9 @@ export class A2ARuntime {
     this.#events = events;
     this.#generations = options.draft11?.generations === true;
     const maxWait = options.draft11?.longPollMaxWaitMs ?? LONG_POLL_DEFAULT_MS;
-    this.#longPollMaxWaitMs = Number.isFinite(maxWait) ? Math.min(Math.max(maxWait, 0), LONG_POLL_MAX_MS) : LONG_POLL_DEFAULT_MS;
+    this.#longPollMaxWaitMs = Number.isFinite(maxWait)
+      ? Math.min(Math.max(maxWait, 0), LONG_POLL_MAX_MS)
+      : LONG_POLL_DEFAULT_MS;
     const runner = new TurnRunner({
       services: { store, log, events },
       executor: toExecutor(options.executor),

@@ -136,7 +136,7 @@ export function generationClusterScenarios(options: GenerationClusterOptions): v
         seen.push({ id: event.id as string, item: (event.data as Json).result as Json });
         if (seen.length === 4) break;
       }
-      const taskId = ((seen[0]?.item as Json).task as Json).id as string;
+      const taskId = (((seen[0] as { item: Json }).item as Json).task as Json).id as string;
       const lastId = (seen[seen.length - 1] as { id: string }).id;
       const resumed = await postSse(`${w(2).url}/a2a`, rpcBody('SendStreamingMessage', request), {
         'a2a-version': '1.0',

@@ -206,7 +206,10 @@ export function generationSuite(store: StoreFixture): void {
         });
 
         it('answers a held GetTask with the task as it is when the bounded wait ends', async () => {
-          const client = new Client1_0(await serve({ draft11: { generations: true, longPollMaxWaitMs: 400 } }), binding);
+          const client = new Client1_0(
+            await serve({ draft11: { generations: true, longPollMaxWaitMs: 400 } }),
+            binding,
+          );
           const sent = await client.send({ message: message1_0('go') });
           if (!sent.ok) throw new Error(JSON.stringify(sent));
           const generation = sent.task.generation as number;
@@ -325,7 +328,9 @@ export function generationSuite(store: StoreFixture): void {
       expect(mentionsGeneration(sent)).toBe(false);
       expect(mentionsGeneration(await rpc('tasks/get', { id: task.id }))).toBe(false);
       const streamed: unknown[] = [];
-      for await (const event of readSse(await postSse(`${base}/a2a`, rpcBody('message/stream', { message: message('go') })))) {
+      for await (const event of readSse(
+        await postSse(`${base}/a2a`, rpcBody('message/stream', { message: message('go') })),
+      )) {
         streamed.push(event.data);
       }
       expect(streamed.length).toBeGreaterThan(3);

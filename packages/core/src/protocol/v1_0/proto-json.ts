@@ -126,7 +126,13 @@ export const readSendMessageRequest = (value: unknown): unknown =>
     configuration: (config) =>
       read(
         config,
-        ['acceptedOutputModes', 'taskPushNotificationConfig', 'historyLength', 'returnImmediately', 'ifGenerationMatch'],
+        [
+          'acceptedOutputModes',
+          'taskPushNotificationConfig',
+          'historyLength',
+          'returnImmediately',
+          'ifGenerationMatch',
+        ],
         { taskPushNotificationConfig: readPushConfig, ifGenerationMatch: readInt64 },
       ),
   });
