@@ -268,7 +268,7 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
   readonly #telemetry: Telemetry;
   /**
    * With `options.generations`: the task's generation after the last event read (the A2A 1.1
-   * draft's, §3.2.7, by the model's one rule); undefined until known (see #generationBase).
+   * draft's, §3.2.7, by the model's one rule); undefined until known (see #generationAt).
    */
   #generation: number | undefined;
 

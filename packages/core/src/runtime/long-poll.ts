@@ -21,7 +21,10 @@ export interface GenerationWait {
   readonly maxWaitMs: number;
   /** The safety re-read's interval. */
   readonly pollIntervalMs: number;
+  /** The caller went away. */
   readonly signal: StreamSignal | undefined;
+  /** The worker is shutting down: answer now rather than hold its close up. */
+  readonly stop: AbortSignal;
   readonly ctx: StoreCallContext | undefined;
 }
 
@@ -32,8 +35,8 @@ export function answersAfter(record: TaskRecord, after: number): boolean {
 }
 
 /**
- * The task once {@link answersAfter} holds, or as it is when `maxWaitMs` passed or `signal`
- * aborted. Not found when the task was purged meanwhile.
+ * The task once {@link answersAfter} holds, or as it is when `maxWaitMs` passed, the caller went
+ * away or the worker began to shut down. Not found when the task was purged meanwhile.
  */
 export function waitForGeneration(wait: GenerationWait): Promise<TaskRecord> {
   const { store, taskId, after, signal, ctx } = wait;
@@ -52,6 +55,7 @@ export function waitForGeneration(wait: GenerationWait): Promise<TaskRecord> {
       clearTimeout(bound);
       clearInterval(poll);
       signal?.removeEventListener('abort', onAbort);
+      wait.stop.removeEventListener('abort', onAbort);
       if (outcome instanceof Error) reject(outcome);
       else resolve(outcome);
     };
@@ -90,8 +94,9 @@ export function waitForGeneration(wait: GenerationWait): Promise<TaskRecord> {
     }, wait.maxWaitMs);
     const poll = setInterval(read, wait.pollIntervalMs);
     poll.unref();
-    if (signal?.aborted) return onAbort();
+    if (signal?.aborted || wait.stop.aborted) return onAbort();
     signal?.addEventListener('abort', onAbort);
+    wait.stop.addEventListener('abort', onAbort);
     // A commit between the read the caller made and the subscription above told no one here.
     read();
   });

@@ -94,6 +94,8 @@ export class A2ARuntime {
   readonly #generations: boolean;
   /** How long a GetTask long-poll waits at most (options.draft11.longPollMaxWaitMs, clamped). */
   readonly #longPollMaxWaitMs: number;
+  /** Aborted when draining starts: held long-polls answer at once instead of holding the close up. */
+  readonly #stopLongPolls = new AbortController();
 
   constructor(options: A2ARuntimeOptions) {
     this.#options = options;
@@ -264,6 +266,7 @@ export class A2ARuntime {
   }
 
   async #drain(): Promise<DrainSummary> {
+    this.#stopLongPolls.abort();
     const started = this.#started;
     if (started === undefined) return { turns: 0, interrupted: 0 };
     let summary: DrainSummary = { turns: 0, interrupted: 0 };
@@ -489,6 +492,7 @@ export class A2ARuntime {
         maxWaitMs: this.#longPollMaxWaitMs,
         pollIntervalMs: this.#options.followPollIntervalMs ?? 2000,
         signal: ctx.holdSignal,
+        stop: this.#stopLongPolls.signal,
         ctx: storeContext,
       });
     }

@@ -116,6 +116,18 @@ describe('GetTask currentGeneration (A2A 1.1 draft §3.2.7)', () => {
     expect(Date.now() - started).toBeLessThan(10_000);
   });
 
+  it('answers a held long-poll when the worker starts to shut down, rather than hold its close up', async () => {
+    const rt = runtime(agent, { draft11: { generations: true, longPollMaxWaitMs: 60_000 } });
+    const created = asTask(await rt.sendMessage({ message: userMessage('start') }));
+    const started = Date.now();
+    const held = rt.getTask({ id: created.id, currentGeneration: created.generation as number });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await rt.drain();
+    const task = await held;
+    expect(task.generation).toBe(created.generation);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+
   it('answers at once for a terminal task, whose generation can grow no more', async () => {
     const rt = runtime(agent, { draft11: { generations: true, longPollMaxWaitMs: 60_000 } });
     const created = asTask(await rt.sendMessage({ message: userMessage('start') }));
