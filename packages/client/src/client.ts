@@ -13,6 +13,7 @@
 
 import { randomUUID } from 'node:crypto';
 import {
+  declaresTaskGenerations,
   INTERRUPTED_STATES,
   isFinalState,
   type ListTasksParams,
@@ -85,6 +86,13 @@ export interface SendInput {
   historyLength?: number | undefined;
   acceptedOutputModes?: string[] | undefined;
   pushNotificationConfig?: PushNotificationConfig | undefined;
+  /**
+   * A2A 1.1 draft (§3.2.7) `ifGenerationMatch`: the follow-up is refused (TaskGenerationMismatchError,
+   * `a2aCode` TASK_GENERATION_MISMATCH) unless its task is at this generation. Only where the agent
+   * declares task generations ({@link A2AClient.taskGenerations}); elsewhere the send is refused
+   * here rather than sent without its precondition.
+   */
+  ifGenerationMatch?: number | undefined;
 }
 
 export interface SendOptions extends CallOptions {
@@ -120,6 +128,16 @@ export interface ClientStreamEvent {
 export interface WaitOptions extends CallOptions {
   pollIntervalMs?: number | undefined;
   historyLength?: number | undefined;
+}
+
+export interface GetTaskOptions extends CallOptions {
+  historyLength?: number | undefined;
+  /**
+   * A2A 1.1 draft (§3.2.7) long-poll: the agent answers once the task's generation is greater than
+   * this (or after its bounded wait, with the task as it is). Where the agent does not declare task
+   * generations ({@link A2AClient.taskGenerations}) it is a plain GetTask, answered at once.
+   */
+  waitForGenerationAfter?: number | undefined;
 }
 
 /** The state a stream item or answer leaves the task in, if it says. */
@@ -226,6 +244,15 @@ export class A2AClient {
     };
   }
 
+  /**
+   * Whether the A2A 1.1 draft's task generations (§3.2.7) can be used here: the card declares the
+   * extension (`https://fastify-a2a.dev/extensions/a2a-1.1-draft/task-generation`) and this client
+   * speaks A2A 1.0 to the agent (the generation fields are on the 1.0 JSON-RPC and HTTP+JSON bindings).
+   */
+  get taskGenerations(): boolean {
+    return this.endpoint.version === '1.0' && declaresTaskGenerations(this.card as never);
+  }
+
   /** Replaces credential values in `text` with `***`. */
   redact(text: string): string {
     return this.#http.headers.redact(text);
@@ -248,6 +275,16 @@ export class A2AClient {
       (params.configuration as Json).acceptedOutputModes = input.acceptedOutputModes;
     if (input.pushNotificationConfig !== undefined)
       (params.configuration as Json).pushNotificationConfig = input.pushNotificationConfig;
+    if (input.ifGenerationMatch !== undefined) {
+      // A precondition is never dropped: an agent that does not declare it would ignore the field.
+      if (!this.taskGenerations) {
+        throw new A2AClientError(
+          'usage',
+          `ifGenerationMatch needs an agent that declares the A2A 1.1 draft's task generations, spoken over A2A 1.0; ${this.card.name ?? 'this agent'} ${this.endpoint.version === '1.0' ? 'does not declare them' : `is reached over A2A ${this.endpoint.version}`}.`,
+        );
+      }
+      (params.configuration as Json).ifGenerationMatch = input.ifGenerationMatch;
+    }
     if (input.metadata !== undefined) params.metadata = input.metadata;
     return params;
   }
@@ -290,20 +327,33 @@ export class A2AClient {
     return current;
   }
 
-  /** GetTask, repeated until the task is final or interrupted (or the timeout): `task get --wait`. */
+  /**
+   * GetTask, repeated until the task is final or interrupted (or the timeout): `task get --wait`.
+   * Where the agent declares task generations ({@link taskGenerations}), each GetTask long-polls
+   * for the next generation (A2A 1.1 draft §3.2.7): a change is seen as it happens, and an idle
+   * task costs one request per the agent's bounded wait, not one per poll interval.
+   */
   async waitForTask(taskId: string, options: WaitOptions = {}): Promise<Task> {
-    const scope = this.#scope(options);
+    const longPoll = this.taskGenerations;
+    // A long-poll is answered when the agent's bounded wait ends: no per-request timeout cuts it.
+    const scope = this.#scope(options, longPoll);
     const params =
       options.historyLength === undefined ? { id: taskId } : { id: taskId, historyLength: options.historyLength };
-    const task = await this.#transport.call('getTask', params, scope);
-    return this.#poll(task, scope, options.pollIntervalMs, undefined, options.historyLength);
+    let task = await this.#transport.call('getTask', params, scope);
+    if (!longPoll) return this.#poll(task, scope, options.pollIntervalMs, undefined, options.historyLength);
+    while (!isFinalState(task.status.state)) {
+      task = await this.#transport.call('getTask', { ...params, currentGeneration: task.generation ?? 0 }, scope);
+    }
+    return task;
   }
 
-  /** GetTask (1.0 §3.1.3; 0.3 `tasks/get`). */
-  getTask(taskId: string, options: CallOptions & { historyLength?: number | undefined } = {}): Promise<Task> {
-    const params =
-      options.historyLength === undefined ? { id: taskId } : { id: taskId, historyLength: options.historyLength };
-    return this.#transport.call('getTask', params, this.#scope(options));
+  /** GetTask (1.0 §3.1.3; 0.3 `tasks/get`); with `waitForGenerationAfter`, the draft's long-poll. */
+  getTask(taskId: string, options: GetTaskOptions = {}): Promise<Task> {
+    const params: { id: string; historyLength?: number; currentGeneration?: number } = { id: taskId };
+    if (options.historyLength !== undefined) params.historyLength = options.historyLength;
+    const longPoll = options.waitForGenerationAfter !== undefined && this.taskGenerations;
+    if (longPoll) params.currentGeneration = options.waitForGenerationAfter;
+    return this.#transport.call('getTask', params, this.#scope(options, longPoll));
   }
 
   /** CancelTask (1.0 §3.1.5; 0.3 `tasks/cancel`). */

@@ -26,6 +26,8 @@ export const JsonRpcErrorCode = {
   ExtensionSupportRequired: -32008,
   /** A2A 1.0. */
   VersionNotSupported: -32009,
+  /** A2A 1.1 draft (§3.2.7): `ifGenerationMatch` did not match the task's generation. */
+  TaskGenerationMismatch: -32010,
 } as const;
 
 export type A2AErrorCode =
@@ -52,7 +54,8 @@ export type A2AErrorCode =
   | 'EXTENSION_SUPPORT_REQUIRED'
   | 'VERSION_NOT_SUPPORTED'
   | 'PUSH_URL_REFUSED'
-  | 'PUSH_DELIVERY_FAILED';
+  | 'PUSH_DELIVERY_FAILED'
+  | 'TASK_GENERATION_MISMATCH';
 
 export interface ErrorMapping {
   /** The JSON-RPC `error.code` (§8.1, §8.2). */
@@ -116,6 +119,9 @@ export const ERROR_TABLE: Readonly<Record<A2AErrorCode, ErrorMapping>> = {
   // A webhook delivery that failed (timeout, refused connection, TLS…). It happens in the background,
   // so no client waits for it; its message names addresses, so it is logged, never shown.
   PUSH_DELIVERY_FAILED: { jsonRpc: -32603, type: 'InternalError', http: 502, expose: false },
+  // A2A 1.1 draft (§3.2.7, opt-in `draft11.generations`): a follow-up sent with ifGenerationMatch
+  // found the task at another generation (someone changed it since the client read it).
+  TASK_GENERATION_MISMATCH: { jsonRpc: -32010, type: 'TaskGenerationMismatchError', http: 409, expose: true },
 };
 
 /** Our codes to JSON-RPC codes (the `jsonRpc` column of {@link ERROR_TABLE}). */
@@ -189,6 +195,18 @@ export const lastEventIdPastEnd = (taskId: string, lastEventId: number, latest: 
   invalidParams(
     `Invalid Last-Event-ID ${lastEventId}: task "${taskId}" has no such event (its latest event is ${latest}). Reconnect with the id of the last event received, or without Last-Event-ID to start from the task's current state.`,
     { taskId, lastEventId, latestEventId: latest },
+  );
+
+/** A2A 1.1 draft §3.2.7: the task is not at the generation the client's `ifGenerationMatch` expects. */
+export const taskGenerationMismatch = (
+  taskId: string,
+  expectedGeneration: number,
+  currentGeneration: number,
+): A2AError =>
+  new A2AError(
+    'TASK_GENERATION_MISMATCH',
+    `Task "${taskId}" is at generation ${currentGeneration}, not ${expectedGeneration} as ifGenerationMatch expects: it changed since it was read. Get the task again and decide on its current state.`,
+    { data: { taskId, expectedGeneration, currentGeneration } },
   );
 
 /** Raised by a store when a task was written by someone else since it was read. */

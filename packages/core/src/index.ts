@@ -68,6 +68,7 @@ export {
   JsonRpcErrorCode,
   jsonRpcCodeFor,
   lastEventIdPastEnd,
+  taskGenerationMismatch,
   taskNotCancelable,
   taskNotFound,
   VersionConflictError,
@@ -136,6 +137,7 @@ export type {
   MessageCheck,
 } from './protocol/dispatch.js';
 export { Dispatcher, publicError } from './protocol/dispatch.js';
+export { declaresTaskGenerations, TASK_GENERATION_EXTENSION, taskGenerationExtension } from './protocol/draft11.js';
 export type {
   A2AService,
   Capability,
@@ -150,7 +152,12 @@ export { isOperationName, OPERATIONS } from './protocol/operations.js';
 export { encodePushNotification } from './protocol/push-notification.js';
 export { A2A_0_3_VERSION, json0_3, json0_3Caller, jsonRpc0_3 } from './protocol/v0_3/jsonrpc.js';
 export { protoJson0_3, protoJson0_3Caller, rest0_3 } from './protocol/v0_3/rest.js';
-export { METHOD_NAMES_1_0, protoJson1_0, protoJson1_0Caller } from './protocol/v1_0/codec.js';
+export {
+  METHOD_NAMES_1_0,
+  protoJson1_0,
+  protoJson1_0Caller,
+  protoJson1_0WithGenerations,
+} from './protocol/v1_0/codec.js';
 export { ERROR_TABLE_1_0, errorDetails } from './protocol/v1_0/errors.js';
 // The 1.0 writers under their versioned names (protocol/v1_0/index.ts names them).
 export {
@@ -160,8 +167,8 @@ export {
   securityRequirementsOut1_0,
   securitySchemeOut1_0,
 } from './protocol/v1_0/index.js';
-export { A2A_1_0_VERSION, jsonRpc1_0 } from './protocol/v1_0/jsonrpc.js';
-export { rest1_0 } from './protocol/v1_0/rest.js';
+export { A2A_1_0_VERSION, jsonRpc1_0, jsonRpc1_0WithGenerations } from './protocol/v1_0/jsonrpc.js';
+export { rest1_0, rest1_0WithGenerations } from './protocol/v1_0/rest.js';
 
 // ---- The store contract and kit (store/) and ListTasks paging (task-list.ts) ----
 
@@ -272,6 +279,7 @@ export type { TlsCa } from './push/webhook.js';
 
 export type {
   A2ARuntimeOptions,
+  Draft11Options,
   DrainSummary,
   InterruptedExpiryOptions,
   PushDestinationOptions,
@@ -284,6 +292,8 @@ export {
   A2ARuntime,
   checkPushOptions,
   configIdOf,
+  LONG_POLL_DEFAULT_MS,
+  LONG_POLL_MAX_MS,
   notificationHeaders,
   OperatorActions,
   PUSH_DEFAULTS,

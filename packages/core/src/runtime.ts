@@ -6,6 +6,7 @@ export { notificationHeaders, PUSH_DEFAULTS } from './runtime/jobs/push.js';
 export { OperatorActions } from './runtime/operator.js';
 export type {
   A2ARuntimeOptions,
+  Draft11Options,
   InterruptedExpiryOptions,
   PushDestinationOptions,
   PushNotificationEncoder,
@@ -14,6 +15,7 @@ export type {
   RuntimeLogger,
   StreamOptions,
 } from './runtime/options.js';
+export { LONG_POLL_DEFAULT_MS, LONG_POLL_MAX_MS } from './runtime/options.js';
 export { checkPushOptions, configIdOf } from './runtime/push-configs.js';
 export { A2ARuntime } from './runtime/runtime.js';
 export type { DrainSummary } from './runtime/scheduler.js';

@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import {
   A2A_0_3_VERSION,
   type AgentCard,
+  type AgentExtension,
   cardOut1_0,
   type DeclaredCapabilities,
   type SecurityScheme,
@@ -38,6 +39,8 @@ export interface CardFeatures {
    * removed while the server runs ({@link A2AAgent.addInterface}).
    */
   extraInterfaces?: readonly SupportedInterface[];
+  /** Extensions the plugin serves (the A2A 1.1 draft's task generations), after the application's own. */
+  extensions?: readonly AgentExtension[];
 }
 
 /** The features of a registration with no authentication, push or extended card. */
@@ -54,13 +57,16 @@ export function buildCard(
 ): AgentCard {
   const url = `${base}${paths.jsonRpc}`;
   const { capabilities } = features;
+  const served = features.extensions ?? [];
+  const extensions =
+    served.length > 0 ? [...(input.capabilities?.extensions ?? []), ...served] : input.capabilities?.extensions;
   const card: AgentCard = {
     ...input,
     protocolVersion: A2A_0_3_VERSION,
     url,
     preferredTransport: 'JSONRPC',
     capabilities: {
-      ...(input.capabilities?.extensions ? { extensions: input.capabilities.extensions } : {}),
+      ...(extensions ? { extensions } : {}),
       streaming: capabilities.streaming,
       pushNotifications: capabilities.pushNotifications,
       stateTransitionHistory: false,

@@ -11,7 +11,7 @@ import {
   type ProtocolVersion,
   type StreamSignal,
 } from '@fastify-a2a/core';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { principalOfRequest } from './auth/authentication.js';
 
 /** The protocol versions served, as `A2A-Version` names them (major.minor). */
@@ -102,6 +102,9 @@ export class RequestContext implements CallContext {
   readonly tenant: string | undefined;
   readonly lastEventId: number | undefined;
   #streamEnd: StreamEnd | undefined;
+  #holdEnd: StreamEnd | undefined;
+  /** The reply, for {@link holdSignal}: undefined where no reply is at hand. */
+  readonly #reply: FastifyReply | undefined;
 
   constructor(
     /** The HTTP request: for the application's own callbacks (the extended card's), never read below the edge. */
@@ -109,7 +112,9 @@ export class RequestContext implements CallContext {
     binding: BindingName,
     version: ProtocolVersion,
     tenant?: string,
+    reply?: FastifyReply,
   ) {
+    this.#reply = reply;
     this.binding = binding;
     this.version = version;
     // Found by the authenticate option's hook before the body was read; undefined when it is off.
@@ -122,6 +127,22 @@ export class RequestContext implements CallContext {
   get signal(): StreamEnd {
     this.#streamEnd ??= new StreamEnd();
     return this.#streamEnd;
+  }
+
+  /**
+   * Aborted when the client goes away from a request the runtime holds (a GetTask long-poll, A2A
+   * 1.1 draft §3.2.7): made on first read, so no other request pays for it.
+   */
+  get holdSignal(): StreamEnd | undefined {
+    const reply = this.#reply;
+    if (reply === undefined) return undefined;
+    if (this.#holdEnd === undefined) {
+      const end = new StreamEnd();
+      this.#holdEnd = end;
+      // The response's close: the client went away, or the answer was sent (then nothing waits).
+      reply.raw.once('close', () => end.abort());
+    }
+    return this.#holdEnd;
   }
 
   /** The stream signal if an operation asked for one. */

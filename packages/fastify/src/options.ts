@@ -10,12 +10,13 @@ import type {
   AgentCard,
   AgentExecutorLike,
   AuthorizeHook,
+  Draft11Options,
   InterruptedExpiryOptions,
   Principal,
   PushOptions,
   RetentionOptions,
 } from '@fastify-a2a/core';
-import { A2AError } from '@fastify-a2a/core';
+import { A2AError, LONG_POLL_MAX_MS } from '@fastify-a2a/core';
 import type { FastifyRequest } from 'fastify';
 import type { AuthenticateOption } from './auth/authentication.js';
 import { checkCardFields, readCardFile } from './card-file.js';
@@ -181,6 +182,15 @@ export interface A2APluginOptions {
    * docs/lifecycle.md. @default undefined (interrupted tasks wait for good)
    */
   interruptedExpiry?: InterruptedExpiryOptions;
+  /**
+   * Features of the A2A 1.1 draft (the specification's `dev-1.1` branch), opt-in and tracking a
+   * draft that may still change. `generations: true` turns on task generations (§3.2.7) on the 1.0
+   * JSON-RPC and HTTP+JSON bindings: `generation` on Task and on the update events, GetTask's
+   * `currentGeneration` long-poll (held up to `longPollMaxWaitMs`, default 10000, at most 120000)
+   * and SendMessageConfiguration's `ifGenerationMatch`; the card declares the extension
+   * `https://fastify-a2a.dev/extensions/a2a-1.1-draft/task-generation`. See docs/interop.md. @default off
+   */
+  draft11?: Draft11Options;
   /** SSE comment sent this often so proxies keep idle streams open. 0 disables it. @default 15000 */
   heartbeatIntervalMs?: number;
   /** Largest accepted request body in bytes. @default 10485760 (10 MiB) */
@@ -328,6 +338,26 @@ function checkInterruptedExpiry(value: unknown): string | undefined {
   return undefined;
 }
 
+function checkDraft11(value: unknown): string | undefined {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return 'must be { generations?: boolean, longPollMaxWaitMs?: number }';
+  }
+  const { generations, longPollMaxWaitMs, ...rest } = value as Draft11Options;
+  const unknown = Object.keys(rest)[0];
+  if (unknown !== undefined) return `.${unknown} is not an option (draft11 has generations and longPollMaxWaitMs)`;
+  if (generations !== undefined && typeof generations !== 'boolean') return '.generations must be true or false';
+  if (
+    longPollMaxWaitMs !== undefined &&
+    (typeof longPollMaxWaitMs !== 'number' ||
+      !Number.isFinite(longPollMaxWaitMs) ||
+      longPollMaxWaitMs < 0 ||
+      longPollMaxWaitMs > LONG_POLL_MAX_MS)
+  ) {
+    return `.longPollMaxWaitMs must be a number of milliseconds from 0 to ${LONG_POLL_MAX_MS}`;
+  }
+  return undefined;
+}
+
 /** Every option: its check and default. Adding an option to the type without a row here does not compile. */
 export const OPTION_SPEC = {
   agentCard: { required: true, check: checkCard },
@@ -412,6 +442,7 @@ export const OPTION_SPEC = {
   turnTimeoutMs: { check: nonNegativeMs },
   blockingSendMaxWaitMs: { check: positiveMs },
   interruptedExpiry: { check: checkInterruptedExpiry },
+  draft11: { check: checkDraft11 },
   tenants: {
     default: true,
     check: (value) =>

@@ -24,11 +24,15 @@ import {
   JsonRpcBinding,
   jsonRpc0_3,
   jsonRpc1_0,
+  jsonRpc1_0WithGenerations,
+  LONG_POLL_DEFAULT_MS,
   RestBinding,
   RuntimeService,
   rest0_3,
   rest1_0,
+  rest1_0WithGenerations,
   type SupportedInterface,
+  taskGenerationExtension,
 } from '@fastify-a2a/core';
 import type { FastifyBaseLogger, FastifyInstance, FastifyPluginAsync } from 'fastify';
 import fp from 'fastify-plugin';
@@ -203,6 +207,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     ...(options.retention !== undefined ? { retention: options.retention } : {}),
     ...(options.interruptedExpiry !== undefined ? { interruptedExpiry: options.interruptedExpiry } : {}),
     ...(options.workerId !== undefined ? { workerId: options.workerId } : {}),
+    ...(options.draft11 !== undefined ? { draft11: options.draft11 } : {}),
     // Push bodies are encoded by the protocol layer's codecs, passed in here where the bindings
     // are composed, so the runtime's delivery job holds no codec (docs/architecture.md).
     ...(push !== undefined ? { push: { ...push, encodeNotification: encodePushNotification } } : {}),
@@ -215,6 +220,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     throw error;
   }
 
+  const generations = options.draft11?.generations === true;
   const authentication = authenticationOf(options, fastify.log);
   const authorize = authorizeHookOf(options);
   if (options.extendedAgentCard !== undefined && authentication === undefined) {
@@ -232,6 +238,10 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
       extendedAgentCard: options.extendedAgentCard !== undefined,
     }),
     security: authentication?.cardSecurity,
+    // The A2A 1.1 draft's task generations (docs/interop.md): declared, so clients use them.
+    extensions: generations
+      ? [taskGenerationExtension(options.draft11?.longPollMaxWaitMs ?? LONG_POLL_DEFAULT_MS)]
+      : [],
   };
   const paths: InterfacePaths = { jsonRpc: `${prefix}/a2a`, rest: options.rest ? prefix : undefined };
   const baseUrl = options.baseUrl?.replace(/\/+$/, '');
@@ -299,7 +309,11 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
       }
       const log = fastify.log;
       await scope.register(jsonRpcRoutes, {
-        binding: new JsonRpcBinding({ dispatcher, mappings: { '0.3': jsonRpc0_3, '1.0': jsonRpc1_0 }, logger: log }),
+        binding: new JsonRpcBinding({
+          dispatcher,
+          mappings: { '0.3': jsonRpc0_3, '1.0': generations ? jsonRpc1_0WithGenerations : jsonRpc1_0 },
+          logger: log,
+        }),
         streams,
         bodyLimit: options.bodyLimit,
         bodyTimeoutMs: options.bodyTimeoutMs,
@@ -308,7 +322,11 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
       });
       if (options.rest) {
         await scope.register(restRoutes, {
-          binding: new RestBinding({ dispatcher, mappings: { '0.3': rest0_3, '1.0': rest1_0 }, logger: log }),
+          binding: new RestBinding({
+            dispatcher,
+            mappings: { '0.3': rest0_3, '1.0': generations ? rest1_0WithGenerations : rest1_0 },
+            logger: log,
+          }),
           streams,
           bodyLimit: options.bodyLimit,
           bodyTimeoutMs: options.bodyTimeoutMs,

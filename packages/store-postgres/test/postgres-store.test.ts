@@ -244,7 +244,7 @@ describe('data fidelity', () => {
     };
     await createTask(store, task);
     const record = await store.getTask(task.id);
-    expect(record?.task).toEqual(task);
+    expect(record?.task).toEqual(applyEvents(undefined, [task]));
     expect(Object.keys(record?.task.metadata ?? {})).toEqual(['z', 'a', 'lone', 'emoji', 'nested']);
     expect((await store.readEvents(task.id, 0))[0]?.event).toEqual(task);
   });

@@ -342,6 +342,8 @@ export async function send(ctx: Context, parsed: Parsed): Promise<void> {
     messageId: str(values, 'message-id'),
     historyLength: parseInteger(str(values, 'history'), 'history'),
     metadata,
+    // A2A 1.1 draft §3.2.7: refused by the agent (TaskGenerationMismatchError) unless the task is at N.
+    ifGenerationMatch: parseInteger(str(values, 'if-generation'), 'if-generation'),
   };
   const call = { signal: ctx.signal, timeoutMs: ctx.timeoutMs };
   if (values.stream === true) {

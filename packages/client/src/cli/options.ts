@@ -78,15 +78,17 @@ export const COMMANDS: Record<string, { options: Record<string, OptionSpec>; usa
       'verify-card': { type: 'boolean' },
       jwks: { type: 'string' },
       'trusted-jku': { type: 'string', multiple: true },
+      'if-generation': { type: 'string' },
     },
     usage:
-      'a2a send -a <agent-card> [<text>] [--text <s>] [--file <path|url> [--media-type <t>]] [--data <path|->] [--stream | --async | --max-wait <d>] [--task-id <id>] [--context-id <id>] [--verify-card --jwks <file|url> | --trusted-jku <url>]',
+      'a2a send -a <agent-card> [<text>] [--text <s>] [--file <path|url> [--media-type <t>]] [--data <path|->] [--stream | --async | --max-wait <d>] [--task-id <id> [--if-generation <n>]] [--context-id <id>] [--verify-card --jwks <file|url> | --trusted-jku <url>]',
     summary: 'Send a message; waits for a final or interrupted state unless --async, --stream or --max-wait.',
   },
   'task get': {
     options: { wait: { type: 'boolean' }, watch: { type: 'boolean' }, history: { type: 'string' } },
     usage: 'a2a task get -a <agent-card> <task-id> [--wait] [--history <n>]',
-    summary: 'Show a task; --wait polls until it is final or interrupted.',
+    summary:
+      'Show a task; --wait polls until it is final or interrupted (long-polls where the agent declares task generations).',
   },
   'task cancel': {
     options: {},

@@ -61,9 +61,19 @@ export function terminalSafe(out: NodeJS.WritableStream): NodeJS.WritableStream 
 
 export const stateName = (state: TaskState): string => STATE_TO_WIRE_1_0[state] ?? String(state);
 
+/**
+ * The A2A 1.1 draft's `generation` (§3.2.7) beside a task written by the 1.0 codec, when the agent
+ * sent one: what `send --if-generation` needs.
+ */
+const withGeneration = (out: unknown, task: Task): unknown =>
+  task.generation === undefined ? out : { ...(out as Record<string, unknown>), generation: task.generation };
+
 export const json = {
-  sendResponse: (result: Task | Message) => protoJson1_0.encodeResult('sendMessage', result),
-  task: (task: Task) => protoJson1_0.encodeResult('getTask', task),
+  sendResponse: (result: Task | Message) =>
+    result.kind === 'task'
+      ? { task: withGeneration(protoJson1_0.encodeResult('getTask', result), result) }
+      : protoJson1_0.encodeResult('sendMessage', result),
+  task: (task: Task) => withGeneration(protoJson1_0.encodeResult('getTask', task), task),
   streamItem: (item: StreamResult) => protoJson1_0.encodeStreamItem(item),
   list: (list: ListTasksResult) => protoJson1_0.encodeResult('listTasks', list),
   pushConfig: (config: TaskPushNotificationConfig) =>
@@ -135,6 +145,7 @@ export class Printer {
     this.field('Task ID', task.id);
     this.field('Context ID', task.contextId);
     this.field('State', stateName(task.status.state));
+    this.field('Generation', task.generation);
     if (this.verbose) this.field('Status Timestamp', task.status.timestamp);
     this.#metadata('Task', task.metadata);
     if (task.status.message) this.parts('Status Message', task.status.message.parts);

@@ -111,6 +111,24 @@ function appendHistory(task: Task, own: Message[] | undefined, message: Message)
 }
 
 /**
+ * The task generation rule (A2A 1.1 draft, §3.2.7 "Task Generation Semantics" of the spec's
+ * `dev-1.1` branch), the one place it is written: the generation is 1 when the task is created
+ * and grows by exactly 1 with each event of the task's log for which this is true: a state change
+ * (`status-update`), an artifact added or updated (`artifact-update`, each chunk its own change),
+ * and a user message recorded in the task (`message`: the draft's timeline orders client messages
+ * by generation, and two follow-ups racing with the same `ifGenerationMatch` must not both pass,
+ * so the first one recorded moves it). `turn-end` is internal and changes nothing a client sees.
+ * Derived from the log, never counted beside it: every store persists the snapshot that
+ * {@link applyEvents} computes with this rule, and a stream counts the same events.
+ */
+export function advancesGeneration(event: TaskEvent): boolean {
+  return event.kind === 'status-update' || event.kind === 'artifact-update' || event.kind === 'message';
+}
+
+/** The generation a task is created with (draft §3.2.7): a client that reads 0 knows a server does not count. */
+export const FIRST_GENERATION = 1;
+
+/**
  * Applies `events` to `task` (or creates it from a `task` event) and returns the new snapshot.
  *
  * Neither `task` nor the events are modified: the result is a new object that shares whatever did
@@ -133,6 +151,7 @@ export function applyEvents(task: Task | undefined, events: readonly TaskEvent[]
         throw new A2AError('INVALID_TRANSITION', `Task "${event.id}" already exists.`, { data: { taskId: event.id } });
       }
       next = { ...event };
+      next.generation = FIRST_GENERATION;
       continue;
     }
     if (next === undefined) {
@@ -161,6 +180,8 @@ export function applyEvents(task: Task | undefined, events: readonly TaskEvent[]
       case 'turn-end':
         break;
     }
+    // A task written before generations were kept has none: it counts from 1 at its next change.
+    if (advancesGeneration(event)) next.generation = (next.generation ?? 0) + 1;
   }
   if (next === undefined) throw new A2AError('INVALID_TRANSITION', 'No events to apply.');
   return next;

@@ -107,6 +107,14 @@ export interface Task {
   history?: Message[];
   artifacts?: Artifact[];
   metadata?: Metadata;
+  /**
+   * The A2A 1.1 draft's task generation (§3.2.7 of the spec's `dev-1.1` branch): 1 at creation, +1
+   * for every event of the log that {@link advancesGeneration} (model/task-state.ts). Kept on every
+   * snapshot, whatever the options, so it is right the day the option is turned on; sent only to
+   * 1.0 clients of an agent with `draft11.generations` on. Absent on a task last written before
+   * this field existed (it counts from 1 at its next change).
+   */
+  generation?: number;
 }
 
 /** §7.2.2 TaskStatusUpdateEvent. */
@@ -118,6 +126,11 @@ export interface TaskStatusUpdateEvent {
   /** True when this is the last event of the stream (terminal or interrupted state). */
   final: boolean;
   metadata?: Metadata;
+  /**
+   * The task's generation after this event (A2A 1.1 draft §3.2.7). Never stored in the log: a
+   * stream sets it on a copy of the event it sends when `draft11.generations` is on.
+   */
+  generation?: number;
 }
 
 /** §7.2.3 TaskArtifactUpdateEvent. */
@@ -131,6 +144,8 @@ export interface TaskArtifactUpdateEvent {
   /** This is the last chunk of the artifact. */
   lastChunk?: boolean;
   metadata?: Metadata;
+  /** As {@link TaskStatusUpdateEvent.generation}: set on a streamed copy only, never stored. */
+  generation?: number;
 }
 
 /** Items of a message/stream or tasks/resubscribe response (§7.2.1 SendStreamingMessageResponse). */
@@ -183,6 +198,11 @@ export interface MessageSendConfiguration {
   pushNotificationConfig?: PushNotificationConfig;
   /** When false the server returns as soon as the task exists (§7.1.1). Default true. */
   blocking?: boolean;
+  /**
+   * A2A 1.1 draft (§3.2.7) `ifGenerationMatch`: a follow-up is refused (TASK_GENERATION_MISMATCH)
+   * unless its task's generation is this one. Ignored for a message that creates a task.
+   */
+  ifGenerationMatch?: number;
 }
 
 export interface MessageSendParams {
@@ -198,6 +218,11 @@ export interface TaskIdParams {
 
 export interface TaskQueryParams extends TaskIdParams {
   historyLength?: number;
+  /**
+   * A2A 1.1 draft (§3.2.7) long-poll: answer once the task's generation is greater than this one,
+   * or after the agent's bounded wait, with the task as it then is.
+   */
+  currentGeneration?: number;
 }
 
 /**

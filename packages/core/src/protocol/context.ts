@@ -46,6 +46,12 @@ export interface CallContext {
   readonly signal: StreamSignal | undefined;
   /** The SSE `Last-Event-ID` of a reconnecting stream: resume after that event sequence. */
   readonly lastEventId: number | undefined;
+  /**
+   * Aborted when the client of a plain (not streaming) request that the runtime holds goes away:
+   * a GetTask long-poll (A2A 1.1 draft §3.2.7) stops waiting then. Read only by such a request; a
+   * binding without one leaves it out, and the wait ends at its bound.
+   */
+  readonly holdSignal?: StreamSignal | undefined;
 }
 
 /** What an agent learns of the caller of the message that started its turn (`turn.caller`). */

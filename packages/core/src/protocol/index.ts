@@ -5,6 +5,7 @@ export * from './card-signature.js';
 export type * from './codec.js';
 export * from './context.js';
 export * from './dispatch.js';
+export * from './draft11.js';
 export * from './operations.js';
 export * from './push-notification.js';
 export * from './v0_3/index.js';

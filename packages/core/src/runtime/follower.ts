@@ -5,8 +5,15 @@
  */
 
 import type { Logger } from '../logger.js';
-import { endsStream, withHistoryLength } from '../model/task-state.js';
-import { isFinalState, isTerminalState, type Task, type TaskState } from '../model/types.js';
+import { advancesGeneration, endsStream, FIRST_GENERATION, withHistoryLength } from '../model/task-state.js';
+import {
+  isFinalState,
+  isTerminalState,
+  type StreamResult,
+  type Task,
+  type TaskEvent,
+  type TaskState,
+} from '../model/types.js';
 import { type MultiMap, multiMapAdd, multiMapDelete, multiMapValues } from '../multi-map.js';
 import type { StreamSignal } from '../protocol/context.js';
 import type { StreamFrame } from '../protocol/operations.js';
@@ -37,6 +44,8 @@ export interface FollowOptions {
   onlySnapshot: boolean;
   /** The store context of the stream's reads (the caller's). */
   storeContext: StoreCallContext | undefined;
+  /** Each update event sent carries the task's generation after it (A2A 1.1 draft, `draft11.generations`). */
+  generations: boolean;
 }
 
 export function followOptions(
@@ -48,6 +57,7 @@ export function followOptions(
     endIfFinal?: boolean;
     untilTerminal?: boolean;
     onlySnapshot?: boolean;
+    generations?: boolean;
   },
 ): FollowOptions {
   return {
@@ -58,6 +68,7 @@ export function followOptions(
     untilTerminal: extra.untilTerminal ?? false,
     onlySnapshot: extra.onlySnapshot ?? false,
     storeContext,
+    generations: extra.generations ?? false,
   };
 }
 
@@ -278,6 +289,11 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
   /** Calls waiting for it. */
   #queue: (() => void)[] | undefined;
   readonly #telemetry: Telemetry;
+  /**
+   * With `options.generations`: the task's generation after the last event read (the A2A 1.1
+   * draft's, §3.2.7, by the model's one rule); undefined until known (see #generationAt).
+   */
+  #generation: number | undefined;
 
   constructor(
     store: A2AStore,
@@ -297,6 +313,8 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
     this.#options = options;
     this.#snapshot = snapshot;
     this.#checkTask = snapshot === undefined || isFinalState(snapshot.status.state);
+    // A snapshot is read at version `afterSeq`: its generation is the one after that event.
+    if (options.generations) this.#generation = snapshot !== undefined ? (snapshot.generation ?? 0) : undefined;
   }
 
   [Symbol.asyncIterator](): this {
@@ -414,6 +432,37 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
     this.#options.signal?.addEventListener('abort', this.#onAbort);
   }
 
+  /** The generation after `event` (model/task-state.ts advancesGeneration: the one rule). */
+  #countGeneration(event: TaskEvent): void {
+    if (event.kind === 'task') this.#generation = FIRST_GENERATION;
+    else if (advancesGeneration(event)) this.#generation = (this.#generation ?? 0) + 1;
+  }
+
+  /** A copy of `event` carrying the generation after it; the log's event is shared, never changed. */
+  #withGeneration(event: Exclude<TaskEvent, { kind: 'turn-end' | 'message' }>): StreamResult {
+    return { ...event, generation: this.#generation ?? 0 };
+  }
+
+  /**
+   * The generation after the log's event `seq`, for a stream that starts without a snapshot (a
+   * reconnect with Last-Event-ID): the log's advancing events up to there, counted once.
+   */
+  async #generationAt(seq: number): Promise<number> {
+    let generation = 0;
+    let after = 0;
+    while (after < seq) {
+      const events = await this.#store.readEvents(this.taskId, after, READ_BATCH, this.#options.storeContext);
+      if (events.length === 0) break;
+      for (const stored of events) {
+        if (stored.seq > seq) return generation;
+        if (stored.event.kind === 'task') generation = FIRST_GENERATION;
+        else if (advancesGeneration(stored.event)) generation += 1;
+        after = stored.seq;
+      }
+    }
+    return generation;
+  }
+
   /** The stream's next frame, its end, or WAIT when the log has nothing new yet. */
   async #advance(): Promise<Step> {
     if (this.#endNext) return END;
@@ -434,15 +483,17 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
         const stored = batch[this.#index++] as StoredEvent;
         this.last = stored.seq;
         const { event } = stored;
+        if (options.generations) this.#countGeneration(event);
         if (event.kind === 'turn-end') {
           if (event.turnId === messageId) return END;
           continue;
         }
         if (event.kind === 'message') continue; // user follow-ups are in the next Task snapshot, not stream items
         if (event.kind === 'status-update' && endsHere(event.status.state, options)) this.#endNext = true;
-        return { seq: stored.seq, result: event };
+        return { seq: stored.seq, result: options.generations ? this.#withGeneration(event) : event };
       }
       if (signal?.aborted) return END;
+      if (options.generations && this.#generation === undefined) this.#generation = await this.#generationAt(this.last);
       const notified = this.#notified;
       this.#notified = false;
       const events = await this.#store.readEvents(this.taskId, this.last, READ_BATCH, options.storeContext);

@@ -5,7 +5,7 @@
  * retrying after a lost answer) starts nothing and is answered from the task it started.
  */
 
-import { A2AError, invalidParams } from '../errors.js';
+import { A2AError, invalidParams, taskGenerationMismatch } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isTerminalState, type Message, type MessageSendParams, type Task, type TaskEvent } from '../model/types.js';
 import { type CallContext, callerOf } from '../protocol/context.js';
@@ -58,6 +58,8 @@ export interface IntakeOptions {
   readonly scheduler: { schedule(turn: Turn): void };
   /** Where the commits of the turns taken in are reported. @default noTelemetry */
   readonly telemetry?: Telemetry;
+  /** The A2A 1.1 draft's generations are on: `ifGenerationMatch` is honoured, not refused. @default false */
+  readonly generations?: boolean;
 }
 
 /**
@@ -80,8 +82,10 @@ export class Intake {
   readonly #scheduler: IntakeOptions['scheduler'];
   readonly #telemetry: Telemetry;
   readonly #messageIdReuse: 'reject' | 'replay' | 'ignore';
+  readonly #generations: boolean;
 
   constructor(options: IntakeOptions) {
+    this.#generations = options.generations === true;
     this.#store = options.store;
     this.#messageIdReuse = options.messageIdReuse ?? 'reject';
     this.#events = options.events;
@@ -97,6 +101,15 @@ export class Intake {
    *   terminal task (§6.3), a contextId that is not the task's, or a messageId used in another context.
    */
   accept(params: MessageSendParams, ctx: CallContext, options: AcceptOptions = {}): Promise<Accepted> {
+    if (params.configuration?.ifGenerationMatch !== undefined && !this.#generations) {
+      // A precondition the client relies on is never dropped silently.
+      return Promise.reject(
+        invalidParams(
+          'configuration.ifGenerationMatch is a feature of the A2A 1.1 draft (§3.2.7), which this agent does not enable (its draft11.generations option is off). Send the message without it.',
+          { field: 'configuration.ifGenerationMatch' },
+        ),
+      );
+    }
     if (this.#messageIdReuse === 'ignore') return this.#acceptAsNew(params, ctx);
     const { message } = params;
     if (options.deferCreation === true && message.taskId === undefined && message.contextId === undefined) {
@@ -199,7 +212,15 @@ export class Intake {
       writer = new TaskWriter(store, record.task, record.version, storeContext, this.#telemetry);
       if (this.#telemetry.enabled) writer.traceContext = this.#telemetry.callTraceContext(ctx);
       const followUp = message;
+      const expected = params.configuration?.ifGenerationMatch;
       firstEvents = (task) => {
+        // A2A 1.1 draft §3.2.7, checked against the task as this commit expects it to be: the commit
+        // carries the version read, so a change by anyone since (any worker) fails the store's
+        // version check, and the writer reads the task again and comes back here. Before the
+        // terminal check: a client that lost the race learns that, even when the winner finished the task.
+        if (expected !== undefined && (task.generation ?? 0) !== expected) {
+          throw taskGenerationMismatch(task.id, expected, task.generation ?? 0);
+        }
         if (isTerminalState(task.status.state)) {
           throw invalidParams(
             `Task "${task.id}" is ${task.status.state}, a terminal state (A2A §6.3): it accepts no more messages. Send the message without taskId to start a new task.`,
@@ -231,6 +252,12 @@ export class Intake {
     } catch (error) {
       if (recogniseRetries && A2AError.is(error) && error.code === 'DUPLICATE_MESSAGE') {
         // The same message reached another worker at the same moment; answer like a retry.
+        const retry = await this.#knownRetry(incoming, owner, storeContext);
+        if (retry !== undefined) return retry;
+      }
+      if (recogniseRetries && A2AError.is(error) && error.code === 'TASK_GENERATION_MISMATCH') {
+        // A client retrying a follow-up that was recorded (its answer lost) finds the generation
+        // its own message moved: it is a retry, answered with its task, not a lost race.
         const retry = await this.#knownRetry(incoming, owner, storeContext);
         if (retry !== undefined) return retry;
       }

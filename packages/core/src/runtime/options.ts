@@ -16,6 +16,29 @@ import type { Telemetry } from '../telemetry.js';
 export type RuntimeLogger = Logger;
 export { silentLogger };
 
+/**
+ * The A2A 1.1 draft's task generations (§3.2.7 "Task Generation Semantics" of the specification's
+ * `dev-1.1` branch; docs/interop.md): tracking a draft, off unless asked for.
+ */
+export interface Draft11Options {
+  /**
+   * Task generations on the 1.0 bindings: `generation` on Task and on both update events,
+   * GetTask's `currentGeneration` long-poll and SendMessageConfiguration's `ifGenerationMatch`
+   * (refused with INVALID_PARAMS while off). Tasks count generations whatever this says.
+   * @default false
+   */
+  generations?: boolean;
+  /**
+   * The longest a GetTask with `currentGeneration` is held waiting for a newer generation before it
+   * answers the task as it is; 0 to 120000. @default 10000
+   */
+  longPollMaxWaitMs?: number;
+}
+
+/** The default and the bound of Draft11Options.longPollMaxWaitMs. */
+export const LONG_POLL_DEFAULT_MS = 10_000;
+export const LONG_POLL_MAX_MS = 120_000;
+
 /** When interrupted tasks expire (see A2ARuntimeOptions.interruptedExpiry). */
 export interface InterruptedExpiryOptions {
   /** A task waiting in input-required or auth-required for longer than this (since its status timestamp) is failed. */
@@ -160,6 +183,11 @@ export interface A2ARuntimeOptions {
    * @default undefined (wait until the turn settles)
    */
   blockingSendMaxWaitMs?: number;
+  /**
+   * Features of the A2A 1.1 draft (the specification's `dev-1.1` branch), opt-in and tracking a
+   * draft that may still change: see {@link Draft11Options}. @default off
+   */
+  draft11?: Draft11Options;
   /**
    * A worker that has not renewed its lease for this long is considered dead: another worker
    * fails its running tasks ("worker lost"). Leases are renewed every quarter of this. @default 15000

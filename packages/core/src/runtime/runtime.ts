@@ -55,9 +55,16 @@ import { runLogged } from './jobs/background.js';
 import { InterruptedExpiry } from './jobs/interrupted-expiry.js';
 import { PushDeliverer } from './jobs/push.js';
 import { Retention } from './jobs/retention.js';
+import { answersAfter, waitForGeneration } from './long-poll.js';
 import { Membership } from './membership.js';
 import { OperatorActions } from './operator.js';
-import { type A2ARuntimeOptions, type StreamOptions, silentLogger } from './options.js';
+import {
+  type A2ARuntimeOptions,
+  LONG_POLL_DEFAULT_MS,
+  LONG_POLL_MAX_MS,
+  type StreamOptions,
+  silentLogger,
+} from './options.js';
 import { readOwnTask } from './ownership.js';
 import { type CheckedPushConfig, PushConfigs } from './push-configs.js';
 import { TurnRunner } from './runner.js';
@@ -90,6 +97,12 @@ export class A2ARuntime {
   #ready = false;
   #draining: Promise<DrainSummary> | undefined;
   #closing: Promise<void> | undefined;
+  /** The A2A 1.1 draft's task generations are on (options.draft11.generations). */
+  readonly #generations: boolean;
+  /** How long a GetTask long-poll waits at most (options.draft11.longPollMaxWaitMs, clamped). */
+  readonly #longPollMaxWaitMs: number;
+  /** Aborted when draining starts: held long-polls answer at once instead of holding the close up. */
+  readonly #stopLongPolls = new AbortController();
 
   constructor(options: A2ARuntimeOptions) {
     this.#options = options;
@@ -102,6 +115,11 @@ export class A2ARuntime {
     this.#log = log;
     const events = new Events(clock, options.generateId ?? randomUUID);
     this.#events = events;
+    this.#generations = options.draft11?.generations === true;
+    const maxWait = options.draft11?.longPollMaxWaitMs ?? LONG_POLL_DEFAULT_MS;
+    this.#longPollMaxWaitMs = Number.isFinite(maxWait)
+      ? Math.min(Math.max(maxWait, 0), LONG_POLL_MAX_MS)
+      : LONG_POLL_DEFAULT_MS;
     const runner = new TurnRunner({
       services: { store, log, events },
       executor: toExecutor(options.executor),
@@ -126,6 +144,7 @@ export class A2ARuntime {
       scheduler,
       messageIdReuse: options.messageIdReuse ?? 'reject',
       telemetry,
+      generations: this.#generations,
     });
     this.#follower = new Follower(store, log, options.followPollIntervalMs ?? 2000, telemetry);
     this.#membership = new Membership({
@@ -254,6 +273,7 @@ export class A2ARuntime {
   }
 
   async #drain(): Promise<DrainSummary> {
+    this.#stopLongPolls.abort();
     const started = this.#started;
     if (started === undefined) return { turns: 0, interrupted: 0 };
     let summary: DrainSummary = { turns: 0, interrupted: 0 };
@@ -363,7 +383,12 @@ export class A2ARuntime {
       return this.#follower.follow(
         taskId,
         accepted.version,
-        followOptions(options, storeContext, { historyLength, messageId, onlySnapshot: ended }),
+        followOptions(options, storeContext, {
+          historyLength,
+          messageId,
+          onlySnapshot: ended,
+          generations: this.#generations,
+        }),
         accepted.task,
       );
     }
@@ -372,7 +397,11 @@ export class A2ARuntime {
     return this.#follower.follow(
       task.id,
       version,
-      followOptions(options, storeContext, { historyLength, messageId: turn.messageId }),
+      followOptions(options, storeContext, {
+        historyLength,
+        messageId: turn.messageId,
+        generations: this.#generations,
+      }),
       task,
     );
   }
@@ -435,20 +464,45 @@ export class A2ARuntime {
         return this.#follower.follow(
           taskId,
           record.version,
-          followOptions(options, storeContext, { onlySnapshot: true }),
+          followOptions(options, storeContext, { onlySnapshot: true, generations: this.#generations }),
           record.task,
         );
       }
       if (endSeq === undefined && afterSeq > record.version) throw lastEventIdPastEnd(taskId, afterSeq, record.version);
     }
-    return this.#follower.follow(taskId, afterSeq, followOptions(options, storeContext, { messageId }));
+    return this.#follower.follow(
+      taskId,
+      afterSeq,
+      followOptions(options, storeContext, { messageId, generations: this.#generations }),
+    );
   }
 
   // ---- tasks/get, tasks/list, tasks/cancel, tasks/resubscribe (§7.3–7.9) ----
 
+  /**
+   * §7.3 tasks/get. With `currentGeneration` and the A2A 1.1 draft's generations on (§3.2.7), a
+   * long-poll: answered once the task's generation is greater (at once if it already is, or if the
+   * task is terminal), else when `draft11.longPollMaxWaitMs` passed or the caller went away, with
+   * the task as it then is. Off, `currentGeneration` is ignored: the task is answered at once.
+   */
   async getTask(params: TaskQueryParams, ctx: CallContext = DIRECT_CALL): Promise<Task> {
     await this.start();
-    const record = await readOwnTask(this.store, params.id, ownerOf(ctx), storeContextOf(ctx));
+    const storeContext = storeContextOf(ctx);
+    let record = await readOwnTask(this.store, params.id, ownerOf(ctx), storeContext);
+    const after = params.currentGeneration;
+    if (after !== undefined && this.#generations && !answersAfter(record, after)) {
+      record = await waitForGeneration({
+        store: this.store,
+        taskId: params.id,
+        after,
+        record,
+        maxWaitMs: this.#longPollMaxWaitMs,
+        pollIntervalMs: this.#options.followPollIntervalMs ?? 2000,
+        signal: ctx.holdSignal,
+        stop: this.#stopLongPolls.signal,
+        ctx: storeContext,
+      });
+    }
     return withHistoryLength(record.task, params.historyLength);
   }
 
@@ -514,7 +568,11 @@ export class A2ARuntime {
       if (afterSeq > record.version && !finished(record.task.status.state)) {
         throw lastEventIdPastEnd(params.id, afterSeq, record.version);
       }
-      return this.#follower.follow(params.id, afterSeq, followOptions(options, storeContext, { untilTerminal }));
+      return this.#follower.follow(
+        params.id,
+        afterSeq,
+        followOptions(options, storeContext, { untilTerminal, generations: this.#generations }),
+      );
     }
     const { state } = record.task.status;
     if (options.terminalIsError === true && isTerminalState(state)) {
@@ -527,7 +585,7 @@ export class A2ARuntime {
     return this.#follower.follow(
       params.id,
       record.version,
-      followOptions(options, storeContext, { endIfFinal: true, untilTerminal }),
+      followOptions(options, storeContext, { endIfFinal: true, untilTerminal, generations: this.#generations }),
       record.task,
     );
   }

@@ -119,6 +119,14 @@ export function taskFixture(options: TaskFixtureOptions = {}): Task {
   return task;
 }
 
+/**
+ * The snapshot a commit creating `task` stores: the task as {@link applyEvents} makes it, with its
+ * generation (the A2A 1.1 draft's, model/task-state.ts) counted.
+ */
+export function createdSnapshot(task: Task): Task {
+  return applyEvents(undefined, [task]);
+}
+
 export interface StatusUpdateOptions {
   /** An agent message to attach to the status; a string becomes an agent text message. */
   message?: Message | string;

@@ -1,4 +1,4 @@
-import { createTask, taskFixture } from './fixtures.js';
+import { createdSnapshot, createTask, taskFixture } from './fixtures.js';
 import { type ConformanceOptions, defineModule } from './harness.js';
 
 /** open/close/ping and the declared capabilities. */
@@ -51,7 +51,7 @@ export function lifecycle(options: ConformanceOptions): void {
       const task = taskFixture();
       await createTask(store, task);
       await store.open();
-      expect((await store.getTask(task.id))?.task).toEqual(task);
+      expect((await store.getTask(task.id))?.task).toEqual(createdSnapshot(task));
       await store.setContext('ctx', 1);
       expect((await store.getContext('ctx'))?.state).toBe(1);
     });

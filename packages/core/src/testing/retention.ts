@@ -1,5 +1,5 @@
 import type { TaskState } from '../model/types.js';
-import { appendEvents, createTask, statusUpdate, taskFixture } from './fixtures.js';
+import { appendEvents, createdSnapshot, createTask, statusUpdate, taskFixture } from './fixtures.js';
 import { type ConformanceOptions, defineModule } from './harness.js';
 
 const HOUR = 3_600_000;
@@ -117,7 +117,7 @@ export function retention(options: ConformanceOptions): void {
         const again = taskFixture({ id: 'reused', state: 'working' });
         expect(await createTask(store, again)).toEqual({ version: 1 });
         expect(await store.getTask('reused')).toEqual({
-          task: again,
+          task: createdSnapshot(again),
           version: 1,
           createdAt: clock.now,
           updatedAt: clock.now,

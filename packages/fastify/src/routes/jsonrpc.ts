@@ -178,7 +178,7 @@ export const jsonRpcRoutes: FastifyPluginAsync<JsonRpcRoutesOptions> = async (
     // since 1.0 requests carry their tenant in their params (§11.4); 0.3 has none.
     const body = parsedJson(request.body ?? '');
     const tenant = version === '0.3' ? undefined : tenantOf((body as { params?: unknown } | null)?.params);
-    const ctx = new RequestContext(request, 'JSONRPC', version, tenant);
+    const ctx = new RequestContext(request, 'JSONRPC', version, tenant, reply);
     const outcome = await binding.handle(body, ctx);
     if (outcome.type === 'response') {
       if (outcome.status !== undefined) return reply.code(outcome.status).send(outcome.response);

@@ -207,7 +207,7 @@ async function restScope(
     if ('error' in resolved) return answerError(reply, resolved.error);
     // 1.0: the `/{tenant}` segment, else a `tenant` member of the body or query (§11.4).
     const tenant = version === '0.3' ? undefined : tenantOf(resolved.match.path, body, request.query);
-    const ctx = new RequestContext(request, 'HTTP+JSON', version, tenant);
+    const ctx = new RequestContext(request, 'HTTP+JSON', version, tenant, reply);
     const outcome = await binding.handleMatch(
       resolved.match,
       { query: (request.query ?? {}) as Record<string, unknown>, body: body === noBody ? undefined : body },

@@ -3,7 +3,8 @@
  * Environment: STORE_URL, WORKER_ID, LEASE_TTL_MS, DRAIN_TIMEOUT_MS, TRACE_FILE (turn start/end and
  * aborts are appended there, one JSON line each, so the test sees what ran where and when);
  * PUSH_ALLOWED_CIDRS turns push notifications on (with PUSH_CLAIM_TTL_MS, PUSH_POLL_INTERVAL_MS,
- * PUSH_THROTTLE_MS); MONITOR_TOKEN turns the monitor on, for operator "operator" with that bearer token.
+ * PUSH_THROTTLE_MS); DRAFT11_GENERATIONS=1 turns the A2A 1.1 draft's task generations on (long-polls
+ * held up to LONG_POLL_MAX_WAIT_MS); MONITOR_TOKEN turns the monitor on, for operator "operator" with that bearer token.
  * Prints `READY <port>` once listening; closes gracefully on SIGTERM. Authentication is on, as in a
  * deployment with users: `Authorization: Bearer tok-<name>` is principal <name>, and a request
  * without credentials (most scenarios) is principal "tester".
@@ -91,6 +92,14 @@ await app.register(a2aPlugin, {
     const token = /^Bearer tok-(\w+)$/.exec(request.headers.authorization ?? '');
     return { id: token?.[1] ?? 'tester' };
   },
+  ...(process.env.DRAFT11_GENERATIONS === '1'
+    ? {
+        draft11: {
+          generations: true,
+          longPollMaxWaitMs: Number(process.env.LONG_POLL_MAX_WAIT_MS ?? 10000),
+        },
+      }
+    : {}),
   ...(process.env.MONITOR_TOKEN === undefined
     ? {}
     : { monitor: { authorize: operatorTokens({ [process.env.MONITOR_TOKEN]: 'operator' }) } }),

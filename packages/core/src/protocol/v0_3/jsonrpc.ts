@@ -7,7 +7,7 @@
 import { A2AError, ERROR_TABLE } from '../../errors.js';
 import { isJsonObject, type JsonObject } from '../../json.js';
 import { dataPart } from '../../model/data-part.js';
-import type { AgentCard, StreamResult } from '../../model/types.js';
+import type { AgentCard, ListTasksResult, StreamResult, Task } from '../../model/types.js';
 import type { JsonRpcErrorObject } from '../bindings/jsonrpc.js';
 import type { CallerCodec, JsonRpcMapping, ProtocolCodec } from '../codec.js';
 import type { OperationName, OperationParams, OperationResult } from '../operations.js';
@@ -64,7 +64,41 @@ function withLenientParts(params: unknown): unknown {
   return { ...params, message: { ...params.message, parts: copy } };
 }
 
-/** The JSON of 0.3's JSON Schema: the internal model's own shape. */
+/**
+ * `value` without the A2A 1.1 draft's `generation` (§3.2.7), which the model's tasks carry (and a
+ * stream's events, when `draft11.generations` is on) but 0.3 does not have: a copy only of what
+ * has one, so the usual item passes through unchanged.
+ */
+function without0_3Generation<T extends { generation?: number }>(value: T): T {
+  if (value.generation === undefined) return value;
+  const { generation: _dropped, ...rest } = value;
+  return rest as T;
+}
+
+/** A result as 0.3 has it: the model's, less any task's `generation`. */
+function result0_3(operation: OperationName, result: unknown): unknown {
+  switch (operation) {
+    case 'sendMessage':
+    case 'getTask':
+    case 'cancelTask':
+      return without0_3Generation(result as Task);
+    case 'listTasks': {
+      const list = result as ListTasksResult;
+      return list.tasks.some((task) => task.generation !== undefined)
+        ? { ...list, tasks: list.tasks.map(without0_3Generation) }
+        : list;
+    }
+    default:
+      return result;
+  }
+}
+
+/** A Task as 0.3 sends it (a push notification's body, §9.5): without the draft's `generation`. */
+export function task0_3(task: Task): Task {
+  return without0_3Generation(task);
+}
+
+/** The JSON of 0.3's JSON Schema: the internal model's own shape (less the 1.1 draft's `generation`). */
 export const json0_3: ProtocolCodec = {
   version: '0.3',
   decode<K extends OperationName>(operation: K, params: unknown, root: string): OperationParams<K> {
@@ -72,11 +106,11 @@ export const json0_3: ProtocolCodec = {
       operation === 'sendMessage' || operation === 'sendStreamingMessage' ? withLenientParts(params) : params;
     return validate0_3(operation, shaped, root, NAMES.get(operation) ?? operation);
   },
-  encodeResult<K extends OperationName>(_operation: K, result: OperationResult<K>): unknown {
-    return result;
+  encodeResult<K extends OperationName>(operation: K, result: OperationResult<K>): unknown {
+    return result0_3(operation, result);
   },
   encodeStreamItem(item: StreamResult): unknown {
-    return item;
+    return item.kind === 'message' ? item : without0_3Generation(item);
   },
   encodeCard(card: AgentCard): unknown {
     return card;

@@ -41,5 +41,26 @@ export function validate0_3<K extends OperationName>(
   what: string,
 ): OperationParams<K> {
   if (params === undefined && PARAMS_OPTIONAL.has(operation)) return {} as OperationParams<K>;
-  return validateParams<OperationParams<K>>(VALIDATORS[operation], params, root, what);
+  return withoutDraftFields(operation, validateParams<OperationParams<K>>(VALIDATORS[operation], params, root, what));
+}
+
+/**
+ * The A2A 1.1 draft's request fields (`ifGenerationMatch`, `currentGeneration`, §3.2.7) are 1.0
+ * binding features (docs/interop.md): the 0.3 schemas let unknown members through, so a 0.3 request
+ * carrying one is read as 0.3 always was, without it. Copies only such a request.
+ */
+function withoutDraftFields<K extends OperationName>(operation: K, params: OperationParams<K>): OperationParams<K> {
+  if (operation === 'getTask') {
+    const query = params as OperationParams<'getTask'>;
+    if (query.currentGeneration === undefined) return params;
+    const { currentGeneration: _dropped, ...rest } = query;
+    return rest as OperationParams<K>;
+  }
+  if (operation === 'sendMessage' || operation === 'sendStreamingMessage') {
+    const send = params as OperationParams<'sendMessage'>;
+    if (send.configuration?.ifGenerationMatch === undefined) return params;
+    const { ifGenerationMatch: _dropped, ...configuration } = send.configuration;
+    return { ...send, configuration } as OperationParams<K>;
+  }
+  return params;
 }

@@ -34,6 +34,7 @@ import {
   messageOut,
   messageToModel,
   pushConfigToModel,
+  readInt64,
   readPushConfig,
   readSendMessageRequest,
   readState,
@@ -43,6 +44,7 @@ import {
   statusUpdateOut,
   taskFromWire,
   taskOut,
+  withGeneration,
 } from './proto-json.js';
 import * as schemas from './schemas.js';
 
@@ -60,7 +62,7 @@ const REQUESTS: Readonly<Record<OperationName, { name: string; fields?: readonly
   sendStreamingMessage: { name: 'SendStreamingMessage', validate: sendMessage },
   getTask: {
     name: 'GetTask',
-    fields: ['tenant', 'id', 'historyLength'],
+    fields: ['tenant', 'id', 'historyLength', 'currentGeneration'],
     validate: ajv.compile(schemas.getTaskRequestSchema),
   },
   listTasks: {
@@ -140,6 +142,7 @@ function toModel(operation: OperationName, request: JsonObject): unknown {
           config.taskPushNotificationConfig === undefined
             ? undefined
             : pushConfigToModel(config.taskPushNotificationConfig as JsonObject),
+        ifGenerationMatch: config.ifGenerationMatch as number | undefined,
       });
       return definedMembers({
         message: messageToModel(request.message as JsonObject),
@@ -148,7 +151,11 @@ function toModel(operation: OperationName, request: JsonObject): unknown {
       });
     }
     case 'getTask':
-      return definedMembers({ id: request.id, historyLength: request.historyLength });
+      return definedMembers({
+        id: request.id,
+        historyLength: request.historyLength,
+        currentGeneration: request.currentGeneration,
+      });
     case 'listTasks':
       return definedMembers({
         contextId: request.contextId,
@@ -208,37 +215,65 @@ const WRITERS: ProtoJsonWriters = {
   },
 };
 
-export const protoJson1_0: ProtocolCodec = {
-  version: '1.0',
-  decode<K extends OperationName>(operation: K, params: unknown, root: string): OperationParams<K> {
-    const spec = REQUESTS[operation];
-    // GetExtendedAgentCard and ListTasks may come without params (§9.4.8; ListTasks has no
-    // required field); every other request has some.
-    const given =
-      params === undefined && (operation === 'getExtendedAgentCard' || operation === 'listTasks') ? {} : params;
-    let request: unknown;
-    if (operation === 'sendMessage' || operation === 'sendStreamingMessage') request = readSendMessageRequest(given);
-    else if (operation === 'setTaskPushNotificationConfig') request = readPushConfig(given);
-    else request = readFields(given, spec.fields ?? []);
-    if (operation === 'listTasks' && request !== null && typeof request === 'object') {
-      const list = request as JsonObject;
-      if (list.status !== undefined) list.status = readState(list.status);
-      // proto3: a field at its default is unset (clients built on generated code send the defaults).
-      if (list.status === 'TASK_STATE_UNSPECIFIED') delete list.status;
-      for (const field of ['contextId', 'pageToken', 'statusTimestampAfter'])
-        if (list[field] === '') delete list[field];
-    }
-    validateParams<JsonObject>(spec.validate, request, root, `"${spec.name}"`);
-    return toModel(operation, request as JsonObject) as OperationParams<K>;
-  },
-  encodeResult<K extends OperationName>(operation: K, result: OperationResult<K>): unknown {
-    return protoJsonResult(WRITERS, operation, result);
-  },
-  encodeStreamItem(item: StreamResult): unknown {
-    return protoJsonStreamItem(WRITERS, item);
-  },
-  encodeCard: cardOut1_0,
+/**
+ * The writers of an agent with `draft11.generations` on: Task, TaskStatusUpdateEvent and
+ * TaskArtifactUpdateEvent carry the A2A 1.1 draft's `generation` (§3.2.7). A stream sets it on the
+ * events it sends (runtime/follower.ts); a snapshot keeps it.
+ */
+const GENERATION_WRITERS: ProtoJsonWriters = {
+  ...WRITERS,
+  task: (task) => withGeneration(taskOut(task), task.generation),
+  statusUpdate: (event) => withGeneration(statusUpdateOut(event), event.generation),
+  artifactUpdate: (event) => withGeneration(artifactUpdateOut(event), event.generation),
 };
+
+/** The 1.0 codec writing with `writers`; it reads the draft's fields whichever it writes. */
+function codec1_0(writers: ProtoJsonWriters): ProtocolCodec {
+  return {
+    version: '1.0',
+    decode<K extends OperationName>(operation: K, params: unknown, root: string): OperationParams<K> {
+      const spec = REQUESTS[operation];
+      // GetExtendedAgentCard and ListTasks may come without params (§9.4.8; ListTasks has no
+      // required field); every other request has some.
+      const given =
+        params === undefined && (operation === 'getExtendedAgentCard' || operation === 'listTasks') ? {} : params;
+      let request: unknown;
+      if (operation === 'sendMessage' || operation === 'sendStreamingMessage') request = readSendMessageRequest(given);
+      else if (operation === 'setTaskPushNotificationConfig') request = readPushConfig(given);
+      else request = readFields(given, spec.fields ?? []);
+      if (operation === 'listTasks' && request !== null && typeof request === 'object') {
+        const list = request as JsonObject;
+        if (list.status !== undefined) list.status = readState(list.status);
+        // proto3: a field at its default is unset (clients built on generated code send the defaults).
+        if (list.status === 'TASK_STATE_UNSPECIFIED') delete list.status;
+        for (const field of ['contextId', 'pageToken', 'statusTimestampAfter'])
+          if (list[field] === '') delete list[field];
+      }
+      if (operation === 'getTask' && request !== null && typeof request === 'object') {
+        const get = request as JsonObject;
+        if (get.currentGeneration !== undefined) get.currentGeneration = readInt64(get.currentGeneration) as number;
+      }
+      validateParams<JsonObject>(spec.validate, request, root, `"${spec.name}"`);
+      return toModel(operation, request as JsonObject) as OperationParams<K>;
+    },
+    encodeResult<K extends OperationName>(operation: K, result: OperationResult<K>): unknown {
+      return protoJsonResult(writers, operation, result);
+    },
+    encodeStreamItem(item: StreamResult): unknown {
+      return protoJsonStreamItem(writers, item);
+    },
+    encodeCard: cardOut1_0,
+  };
+}
+
+/** A2A 1.0 as the specification (v1.0.1) has it. */
+export const protoJson1_0: ProtocolCodec = codec1_0(WRITERS);
+
+/**
+ * A2A 1.0 with the A2A 1.1 draft's task generations (`draft11.generations`, opt-in, tracking a
+ * draft): `generation` on Task and on both update events. Chosen where the bindings are composed.
+ */
+export const protoJson1_0WithGenerations: ProtocolCodec = codec1_0(GENERATION_WRITERS);
 
 // ---- the caller's direction: requests out, results in ----
 
@@ -262,6 +297,7 @@ function toWire(operation: OperationName, params: JsonObject): JsonObject {
       if (configuration?.historyLength !== undefined) config.historyLength = configuration.historyLength;
       // §3.2.2: `returnImmediately` is 0.3's `blocking` turned around.
       if (configuration?.blocking === false) config.returnImmediately = true;
+      if (configuration?.ifGenerationMatch !== undefined) config.ifGenerationMatch = configuration.ifGenerationMatch;
       if (configuration?.pushNotificationConfig !== undefined) {
         const { taskId: _unset, ...flat } = pushConfigOut({
           taskId: '',
@@ -276,7 +312,11 @@ function toWire(operation: OperationName, params: JsonObject): JsonObject {
       });
     }
     case 'getTask':
-      return definedMembers({ id: params.id, historyLength: params.historyLength });
+      return definedMembers({
+        id: params.id,
+        historyLength: params.historyLength,
+        currentGeneration: params.currentGeneration,
+      });
     case 'listTasks':
       return definedMembers({
         ...params,

@@ -1,6 +1,6 @@
-export { METHOD_NAMES_1_0, protoJson1_0, protoJson1_0Caller } from './codec.js';
+export { METHOD_NAMES_1_0, protoJson1_0, protoJson1_0Caller, protoJson1_0WithGenerations } from './codec.js';
 export { ERROR_TABLE_1_0, errorDetails } from './errors.js';
-export { A2A_1_0_VERSION, jsonRpc1_0 } from './jsonrpc.js';
+export { A2A_1_0_VERSION, jsonRpc1_0, jsonRpc1_0WithGenerations } from './jsonrpc.js';
 export {
   cardOut as cardOut1_0,
   STATE_FROM_WIRE as STATE_FROM_WIRE_1_0,
@@ -8,5 +8,5 @@ export {
   securityRequirementsOut as securityRequirementsOut1_0,
   securitySchemeOut as securitySchemeOut1_0,
 } from './proto-json.js';
-export { rest1_0 } from './rest.js';
+export { rest1_0, rest1_0WithGenerations } from './rest.js';
 export * as schemas1_0 from './schemas.js';

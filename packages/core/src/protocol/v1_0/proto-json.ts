@@ -97,6 +97,15 @@ export const readState = enumName(STATE_NUMBERS);
 
 // ---- requests: reading ----
 
+/**
+ * An int64 field (the A2A 1.1 draft's generations): ProtoJSON writes int64 as a string, and JSON-RPC
+ * clients send numbers; both are read as a number, exact up to 2^53 − 1 (the schemas refuse more).
+ * Anything else is left as given, for validation to name.
+ */
+export function readInt64(value: unknown): unknown {
+  return typeof value === 'string' && /^-?\d{1,20}$/.test(value) ? Number(value) : value;
+}
+
 export const readPart = (value: unknown): unknown =>
   read(value, ['text', 'raw', 'url', 'data', 'metadata', 'filename', 'mediaType']);
 
@@ -115,9 +124,17 @@ export const readSendMessageRequest = (value: unknown): unknown =>
   read(value, ['tenant', 'message', 'configuration', 'metadata'], {
     message: readMessage,
     configuration: (config) =>
-      read(config, ['acceptedOutputModes', 'taskPushNotificationConfig', 'historyLength', 'returnImmediately'], {
-        taskPushNotificationConfig: readPushConfig,
-      }),
+      read(
+        config,
+        [
+          'acceptedOutputModes',
+          'taskPushNotificationConfig',
+          'historyLength',
+          'returnImmediately',
+          'ifGenerationMatch',
+        ],
+        { taskPushNotificationConfig: readPushConfig, ifGenerationMatch: readInt64 },
+      ),
   });
 
 // ---- requests: to the internal model ----
@@ -239,6 +256,17 @@ export function taskOut(task: Task): JsonObject {
     history: task.history?.map(messageOut),
     metadata: task.metadata,
   });
+}
+
+/**
+ * The A2A 1.1 draft's `generation` (§3.2.7) beside what {@link taskOut}, {@link statusUpdateOut} and
+ * {@link artifactUpdateOut} write, for an agent with `draft11.generations` on. A JSON number on
+ * both bindings (the issue asks numbers on JSON-RPC; readers take the ProtoJSON string too). A task
+ * last changed before generations were kept has none: 0, the draft's "not counted".
+ */
+export function withGeneration(out: JsonObject, generation: number | undefined): JsonObject {
+  out.generation = generation ?? 0;
+  return out;
 }
 
 /** §4.2 TaskStatusUpdateEvent: no `final` in 1.0; a stream's end follows from the state. */
@@ -382,7 +410,7 @@ export function messageFromWire(value: unknown): Message {
 
 /** A 1.0 Task answer as the model's (0.3-shaped) Task. */
 export function taskFromWire(value: unknown): Task {
-  const task = asObject(read(value, ['id', 'contextId', 'status', 'artifacts', 'history', 'metadata']));
+  const task = asObject(read(value, ['id', 'contextId', 'status', 'artifacts', 'history', 'metadata', 'generation']));
   const out: Task = {
     kind: 'task',
     id: task.id as string,
@@ -392,12 +420,20 @@ export function taskFromWire(value: unknown): Task {
   if (Array.isArray(task.artifacts)) out.artifacts = task.artifacts.map(artifactToModel);
   if (Array.isArray(task.history)) out.history = task.history.map(messageFromWire);
   if (task.metadata !== undefined) out.metadata = task.metadata as Record<string, unknown>;
+  const generation = generationFromWire(task.generation);
+  if (generation !== undefined) out.generation = generation;
   return out;
+}
+
+/** A 1.1 draft `generation` an agent sent (number or ProtoJSON string); undefined when absent or not one. */
+function generationFromWire(value: unknown): number | undefined {
+  const number = readInt64(value);
+  return typeof number === 'number' && Number.isSafeInteger(number) && number >= 0 ? number : undefined;
 }
 
 /** §4.2 TaskStatusUpdateEvent: 1.0 has no `final`; the model's follows from the state (§7.2 of 0.3). */
 export function statusUpdateFromWire(value: unknown): TaskStatusUpdateEvent {
-  const event = asObject(read(value, ['taskId', 'contextId', 'status', 'metadata']));
+  const event = asObject(read(value, ['taskId', 'contextId', 'status', 'metadata', 'generation']));
   const status = statusToModel(event.status);
   const out: TaskStatusUpdateEvent = {
     kind: 'status-update',
@@ -407,11 +443,15 @@ export function statusUpdateFromWire(value: unknown): TaskStatusUpdateEvent {
     final: isFinalState(status.state),
   };
   if (event.metadata !== undefined) out.metadata = event.metadata as Record<string, unknown>;
+  const generation = generationFromWire(event.generation);
+  if (generation !== undefined) out.generation = generation;
   return out;
 }
 
 export function artifactUpdateFromWire(value: unknown): TaskArtifactUpdateEvent {
-  const event = asObject(read(value, ['taskId', 'contextId', 'artifact', 'append', 'lastChunk', 'metadata']));
+  const event = asObject(
+    read(value, ['taskId', 'contextId', 'artifact', 'append', 'lastChunk', 'metadata', 'generation']),
+  );
   const out: TaskArtifactUpdateEvent = {
     kind: 'artifact-update',
     taskId: event.taskId as string,
@@ -421,5 +461,7 @@ export function artifactUpdateFromWire(value: unknown): TaskArtifactUpdateEvent 
   if (event.append === true) out.append = true;
   if (event.lastChunk === true) out.lastChunk = true;
   if (event.metadata !== undefined) out.metadata = event.metadata as Record<string, unknown>;
+  const generation = generationFromWire(event.generation);
+  if (generation !== undefined) out.generation = generation;
   return out;
 }

@@ -7,7 +7,7 @@
 import type { A2AError } from '../../errors.js';
 import { isJsonObject, type JsonObject } from '../../json.js';
 import type { RestErrorResponse, RestMapping, RestRequest, RestRoute } from '../codec.js';
-import { protoJson1_0 } from './codec.js';
+import { protoJson1_0, protoJson1_0WithGenerations } from './codec.js';
 import { restError1_0 } from './errors.js';
 
 function body(request: RestRequest): JsonObject {
@@ -64,10 +64,15 @@ const PLAIN_ROUTES: readonly RestRoute[] = [
     method: 'GET',
     path: '/tasks/{id}',
     operation: 'getTask',
-    params: (r) =>
-      r.query.historyLength === undefined
-        ? { id: r.path.id }
-        : { id: r.path.id, historyLength: integer(r.query.historyLength) },
+    params: (r) => {
+      const params: JsonObject = { id: r.path.id };
+      if (r.query.historyLength !== undefined) params.historyLength = integer(r.query.historyLength) as number;
+      // A2A 1.1 draft §3.2.7 long-poll (opt-in `draft11.generations`): `?currentGeneration=N`.
+      if (r.query.currentGeneration !== undefined) {
+        params.currentGeneration = integer(r.query.currentGeneration) as number;
+      }
+      return params;
+    },
   },
   {
     method: 'POST',
@@ -129,3 +134,6 @@ export const rest1_0: RestMapping = {
     return { event: 'error', data: restError1_0(error).body };
   },
 };
+
+/** {@link rest1_0} with the A2A 1.1 draft's task generations (`draft11.generations`). */
+export const rest1_0WithGenerations: RestMapping = { ...rest1_0, codec: protoJson1_0WithGenerations };

@@ -10,6 +10,8 @@ const nonEmptyString = { type: 'string', minLength: 1 } as const;
 const struct = { type: 'object' } as const;
 const int32 = { type: 'integer', minimum: -2147483648, maximum: 2147483647 } as const;
 const nonNegative = { type: 'integer', minimum: 0, maximum: 2147483647 } as const;
+/** An int64 generation (A2A 1.1 draft §3.2.7), read into a number: exact up to 2^53 − 1. */
+const generation = { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER } as const;
 
 export const TASK_STATES_1_0 = [
   'TASK_STATE_SUBMITTED',
@@ -90,6 +92,8 @@ export const sendMessageRequestSchema = {
         taskPushNotificationConfig: taskPushNotificationConfigSchema,
         historyLength: nonNegative,
         returnImmediately: { type: 'boolean' },
+        // A2A 1.1 draft §3.2.7 (opt-in `draft11.generations`).
+        ifGenerationMatch: generation,
       },
     },
     metadata: struct,
@@ -99,7 +103,13 @@ export const sendMessageRequestSchema = {
 export const getTaskRequestSchema = {
   type: 'object',
   required: ['id'],
-  properties: { tenant: { type: 'string' }, id: nonEmptyString, historyLength: nonNegative },
+  properties: {
+    tenant: { type: 'string' },
+    id: nonEmptyString,
+    historyLength: nonNegative,
+    // A2A 1.1 draft §3.2.7 long-poll (opt-in `draft11.generations`).
+    currentGeneration: generation,
+  },
 } as const;
 
 export const cancelTaskRequestSchema = {
