@@ -9,7 +9,7 @@
  * A2A_PUSH_THROTTLE_MS (see push.ts); gRPC: A2A_GRPC_PORT serves A2A 1.0 and 0.3 over gRPC on
  * 127.0.0.1:<port> beside HTTP (see grpc.ts); the operators' monitor: A2A_MONITOR_TOKEN (see monitor.ts,
  * telemetry.ts); OTEL_EXPORTER_OTLP_ENDPOINT (see telemetry.ts); signed cards: A2A_CARD_SIGNING_KEY,
- * A2A_CARD_SIGNING_KID (see card-signing.ts).
+ * A2A_CARD_SIGNING_KID (see card-signing.ts); the A2A 1.1 draft's task generations: A2A_DRAFT_11=1.
  */
 
 import Fastify from 'fastify';
@@ -34,6 +34,12 @@ if (!(agentName in demoAgents)) {
 
 const card = demoCard(agentName);
 const cardSigning = demoCardSigning(process.env);
+// The A2A 1.1 draft's task generations on the 1.0 bindings (docs/interop.md): opt-in, as it tracks a draft.
+const draft11 = process.env.A2A_DRAFT_11 === '1';
+if (process.env.A2A_DRAFT_11 !== undefined && process.env.A2A_DRAFT_11 !== '1' && process.env.A2A_DRAFT_11 !== '0') {
+  console.error(`Could not start the demo: A2A_DRAFT_11 must be 1 or 0; got "${process.env.A2A_DRAFT_11}".`);
+  process.exit(1);
+}
 let auth: DemoAuth;
 let push: ReturnType<typeof demoPush>;
 let monitor: ReturnType<typeof demoMonitor>;
@@ -70,6 +76,7 @@ try {
     ...demoMetrics(process.env),
     ...monitor,
     ...cardSigning,
+    ...(draft11 ? { draft11: { generations: true } } : {}),
   });
   grpcSummary = await demoGrpc(app, process.env);
   await app.listen({ host, port });
@@ -80,7 +87,7 @@ try {
 }
 const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 console.log(
-  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)}; ${monitorSummary(monitor)}; ${telemetrySummary(process.env, tracing)}; ${cardSigningSummary(cardSigning)}${grpcSummary})`,
+  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)}; ${monitorSummary(monitor)}; ${telemetrySummary(process.env, tracing)}; ${cardSigningSummary(cardSigning)}${draft11 ? '; A2A 1.1 draft: task generations' : ''}${grpcSummary})`,
 );
 if (auth.authenticate === undefined && !isLoopback(host)) {
   console.warn(

@@ -110,6 +110,7 @@ function inherited(): NodeJS.ProcessEnv {
     'A2A_PUSH_ALLOWED_CIDRS',
     'A2A_PUSH_THROTTLE_MS',
     'A2A_GRPC_PORT',
+    'A2A_DRAFT_11',
   ])
     delete env[name];
   return env;
