@@ -127,7 +127,7 @@ describe('a store outage during a turn', () => {
         }
         await turn.complete(`done: ${turn.text}`);
       },
-      { store: store as A2AStore, logger: log, pollIntervalMs: 50 },
+      { store: store as A2AStore, logger: log, turnPollIntervalMs: 50 },
     );
     const send = (text: string) =>
       runtime.sendMessage({ message: userMessage(text, { contextId: 'cq' }), configuration: { blocking: false } });
