@@ -112,7 +112,8 @@ export class Membership {
    * each other's turns (each start reaps its "predecessor"). A restart and a second live process
    * are told apart by time: a lease row of another start that is still live is watched for one
    * renewal interval of its holder (a quarter of the TTL it took, as `leaseUntil - lastHeartbeat`
-   * tells, plus a quarter of that for a late timer or a slow store). Renewed meanwhile, its
+   * tells, plus half of that for a late timer or a slow store: taking a live process for a crashed
+   * one would fail its running turns, the very harm this guards against). Renewed meanwhile, its
    * process is alive: this start is refused, naming the id and that process's host and pid. Not
    * renewed (the process crashed, or was SIGKILLed), or gone, the start goes on as a restart.
    */
@@ -123,12 +124,12 @@ export class Membership {
     const heldTtlMs = held.leaseUntil - held.lastHeartbeat;
     // A TTL that makes no sense (clocks stepped, a hand-written row) is taken to be this worker's.
     const ttlMs = heldTtlMs > 0 && heldTtlMs <= 4 * this.#leaseTtlMs ? heldTtlMs : this.#leaseTtlMs;
-    const renewalMs = Math.max(10, ttlMs / 4);
+    const waitMs = 1.5 * Math.max(10, ttlMs / 4);
     this.#log.info(
-      { workerId: this.#workerId, host: held.description?.host, pid: held.description?.pid, waitMs: renewalMs * 1.25 },
+      { workerId: this.#workerId, host: held.description?.host, pid: held.description?.pid, waitMs },
       'a2a: another start of this worker id holds a live lease; waiting one renewal interval to tell a restart from a live process',
     );
-    await new Promise((resolve) => setTimeout(resolve, renewalMs * 1.25));
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
     const now = await this.#leaseRow();
     if (
       now === undefined ||

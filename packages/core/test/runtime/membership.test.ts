@@ -263,7 +263,7 @@ describe('membership', () => {
     const { membership, log } = setup(store);
     const started = Date.now();
     await membership.join();
-    // It waited one renewal interval (TTL / 4, and a quarter more) for a renewal that never came.
+    // It waited one renewal interval (TTL / 4, and half of that more) for a renewal that never came.
     expect(Date.now() - started).toBeGreaterThanOrEqual(TTL / 4);
     expect(log.lines.map((line) => line.msg)).toContain(
       'a2a: another start of this worker id holds a live lease; waiting one renewal interval to tell a restart from a live process',

@@ -26,8 +26,8 @@ import { rpcBody, textParts, userMessage, waitFor } from '../helpers.js';
 import { Cluster } from '../multi-worker/cluster.js';
 
 // Far longer than a restart takes. A start that finds its predecessor's lease still live waits one
-// renewal interval (a quarter of the TTL, and a quarter more) to tell a crashed predecessor from a
-// live process under the same id (issue 28): about 6 s here.
+// renewal interval (a quarter of the TTL, and half of that more) to tell a crashed predecessor from a
+// live process under the same id (issue 28): 7.5 s here.
 const LONG_LEASE_MS = 20_000;
 const RESTARTED = /Worker lost: worker "w1" restarted/;
 
@@ -92,7 +92,7 @@ describe('Memory: a plugin starting under a worker id whose previous process lef
     const store = new MemoryStore();
     await store.open();
     // What a crashed predecessor leaves: its lease (another incarnation, still live but never
-    // renewed again: the start waits a quarter of its 2 s TTL, and a quarter more), a working task, its turn.
+    // renewed again: the start waits a quarter of its 2 s TTL, and half of that more), a working task, its turn.
     await store.joinWorker('w1', Date.now() + 2000, {
       incarnation: 'previous-start',
       host: 'host',

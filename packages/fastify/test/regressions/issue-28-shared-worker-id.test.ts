@@ -19,7 +19,7 @@ import { withPostgres } from '../../../../test-support/postgres.js';
 import { textParts, userMessage, waitFor } from '../helpers.js';
 import { Cluster } from '../multi-worker/cluster.js';
 
-/** Renewed every 1 s: a second start waits 1.25 s for a renewal. */
+/** Renewed every 1 s: a second start waits 1.5 s for a renewal. */
 const LEASE_TTL_MS = 4000;
 
 function sharedIdScenario(name: string, storeUrl: () => string, openStore: () => A2AStore): void {
