@@ -82,7 +82,17 @@ export class CallScope {
     const signals: AbortSignal[] = [];
     if (options.signal) signals.push(options.signal);
     if (options.timeoutMs !== undefined && options.timeoutMs > 0) {
-      signals.push(AbortSignal.timeout(options.timeoutMs));
+      // Not AbortSignal.timeout(): AbortSignal.any() holds its sources weakly, and Node drops a
+      // timeout signal's timer when the signal is garbage-collected, so a collection during the call
+      // (likely on a busy machine, with heartbeats arriving) left the deadline never firing. This
+      // timer holds its controller, so the deadline fires whatever is collected. Unref'd, as
+      // AbortSignal.timeout's is: a deadline alone does not keep the process alive.
+      const deadline = new AbortController();
+      setTimeout(
+        () => deadline.abort(new DOMException('The call timed out.', 'TimeoutError')),
+        options.timeoutMs,
+      ).unref();
+      signals.push(deadline.signal);
       this.deadline = Date.now() + options.timeoutMs;
     }
     this.#timeoutMs = options.timeoutMs;

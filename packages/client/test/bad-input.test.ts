@@ -9,11 +9,17 @@ import { writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { A2AClientError, clearCardCache, connect, connectEndpoint } from '../src/index.js';
 import { tempDir } from './helpers.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void;
+
+// A full garbage collection on demand, without starting vitest with --expose-gc.
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 
 const servers: Server[] = [];
 afterEach(async () => {
@@ -163,16 +169,46 @@ describe('streams', () => {
       const beat = setInterval(() => res.write(': heartbeat\n\n'), 100);
       res.once('close', () => clearInterval(beat));
     });
-    const client = await connect(url, { timeoutMs: 800 });
+    // The stream's own timeout: on a loaded machine reading the card may take longer than 800 ms.
+    const client = await connect(url);
     const started = Date.now();
     const error = await (async () => {
-      for await (const _ of client.stream({ text: 'go' })) {
+      for await (const _ of client.stream({ text: 'go' }, { timeoutMs: 800 })) {
         // the task, then nothing
       }
     })().catch((e: unknown) => e);
     expect(error).toMatchObject({ kind: 'timeout' });
-    expect(Date.now() - started).toBeLessThan(2000);
+    // At the deadline, not at the test's limit (a busy machine may run its timer late).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(790);
+    expect(Date.now() - started).toBeLessThan(4000);
   });
+
+  it('a stream that never sends its final event ends at the timeout, garbage collections during it included', async () => {
+    // The deadline once hung on a loaded machine: it was an AbortSignal.timeout() held only weakly
+    // by AbortSignal.any(), and a collection dropped it with its timer. A collection on every
+    // heartbeat makes that certain rather than rare.
+    const url = await fakeAgent((_req, res, body) => {
+      sse(res);
+      res.write(event(body, 1, { task: task() }));
+      const beat = setInterval(() => {
+        res.write(': heartbeat\n\n');
+        collectGarbage();
+      }, 100);
+      res.once('close', () => clearInterval(beat));
+    });
+    // The stream's own timeout: on a loaded machine reading the card may take longer than 800 ms.
+    const client = await connect(url);
+    const started = Date.now();
+    const error = await (async () => {
+      for await (const _ of client.stream({ text: 'go' }, { timeoutMs: 800 })) {
+        // the task, then nothing
+      }
+    })().catch((e: unknown) => e);
+    expect(error).toMatchObject({ kind: 'timeout' });
+    // At the deadline, not at the test's limit (a busy machine may run its timer late).
+    expect(Date.now() - started).toBeGreaterThanOrEqual(790);
+    expect(Date.now() - started).toBeLessThan(4000);
+  }, 5000);
 
   it('events without their own id: are delivered, the final one included (the previous id is not theirs)', async () => {
     let requests = 0;

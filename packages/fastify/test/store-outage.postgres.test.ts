@@ -34,6 +34,10 @@ beforeAll(async () => {
     store: new PostgresStore({ connectionString: cluster.url, schema: 'outage' }),
     retention: false,
     drainTimeoutMs: 500,
+    // The outage this test makes is meant to be shorter than the lease (a longer one fails the turns
+    // as "Worker lost", core/test/runtime/outage.test.ts): on a loaded machine the cluster's crash
+    // recovery alone once took longer than the default 15 s.
+    leaseTtlMs: 60_000,
     async executor(turn) {
       if (turn.text === 'slow') {
         await turn.working('writing slowly');

@@ -7,9 +7,10 @@
 
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { A2AError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { isFinalState } from '../model/types.js';
-import type { A2AStore, Clock, ExpiredWorker, QueueSlot, WorkerDescription } from '../store/index.js';
+import type { A2AStore, Clock, ExpiredWorker, QueueSlot, WorkerDescription, WorkerRecord } from '../store/index.js';
 import { noTelemetry, type Telemetry } from '../telemetry.js';
 import type { Events } from './events.js';
 import { BackgroundJob, BackgroundJobs } from './jobs/background.js';
@@ -55,6 +56,10 @@ export class Membership {
   #lost = false;
   /** Leaving: keep the lease, reap no one, start nothing new. */
   #leaving = false;
+  /** join() refused: the lease row is a live process's, which leaving must not remove. */
+  #refused = false;
+  /** This start wrote its lease itself (a renewal called before join() finished): the row may be its own. */
+  #renewed = false;
   /** Turns of this worker whose slot it could not release before its lease ran out (see abandon). */
   readonly #abandoned = new Map<string, { slot: QueueSlot; reason: string | undefined }>();
 
@@ -85,20 +90,74 @@ export class Membership {
 
   /** Takes this worker's lease, reaps dead workers once, then keeps renewing and starts the jobs. */
   async join(): Promise<void> {
-    const leaseUntil = this.#clock() + this.#leaseTtlMs;
     if (this.#store.supports.cluster === true && this.#store.joinWorker !== undefined) {
+      await this.#refuseIfHeldByLiveProcess();
       // A worker restarted under the same workerId (set by the user) within the lease TTL finds
       // its predecessor's lease: it fails the turns that start left, as a reaper would (issue 23).
+      const leaseUntil = this.#clock() + this.#leaseTtlMs;
       const predecessor = await this.#store.joinWorker(this.#workerId, leaseUntil, this.description);
       // Renew from now on: failing many turns on a slow store can take longer than the lease.
       this.#lease.start();
       if (predecessor !== undefined) await this.#reapPredecessor(predecessor);
     } else {
-      await this.#store.heartbeat(this.#workerId, leaseUntil);
+      await this.#store.heartbeat(this.#workerId, this.#clock() + this.#leaseTtlMs);
       this.#lease.start();
     }
     await this.#lease.run();
     if (!this.#leaving) this.jobs.start();
+  }
+
+  /**
+   * Issue 28: two live processes configured with one workerId took each other's lease and failed
+   * each other's turns (each start reaps its "predecessor"). A restart and a second live process
+   * are told apart by time: a lease row of another start that is still live is watched for one
+   * renewal interval of its holder (a quarter of the TTL it took, as `leaseUntil - lastHeartbeat`
+   * tells, plus half of that for a late timer or a slow store: taking a live process for a crashed
+   * one would fail its running turns, the very harm this guards against). Renewed meanwhile, its
+   * process is alive: this start is refused, naming the id and that process's host and pid. Not
+   * renewed (the process crashed, or was SIGKILLed), or gone, the start goes on as a restart.
+   */
+  async #refuseIfHeldByLiveProcess(): Promise<void> {
+    if (this.#store.listWorkers === undefined || this.#renewed) return;
+    const held = await this.#leaseRow();
+    if (held === undefined || held.leaseUntil <= this.#clock() || this.#renewed) return;
+    const heldTtlMs = held.leaseUntil - held.lastHeartbeat;
+    // A TTL that makes no sense (clocks stepped, a hand-written row) is taken to be this worker's.
+    const ttlMs = heldTtlMs > 0 && heldTtlMs <= 4 * this.#leaseTtlMs ? heldTtlMs : this.#leaseTtlMs;
+    const waitMs = 1.5 * Math.max(10, ttlMs / 4);
+    this.#log.info(
+      { workerId: this.#workerId, host: held.description?.host, pid: held.description?.pid, waitMs },
+      'a2a: another start of this worker id holds a live lease; waiting one renewal interval to tell a restart from a live process',
+    );
+    await new Promise((resolve) => setTimeout(resolve, waitMs));
+    const now = await this.#leaseRow();
+    if (
+      now === undefined ||
+      this.#renewed ||
+      (now.lastHeartbeat === held.lastHeartbeat &&
+        now.leaseUntil === held.leaseUntil &&
+        now.description?.incarnation === held.description?.incarnation)
+    ) {
+      return;
+    }
+    this.#refused = true;
+    const { host, pid, startedAt } = now.description ?? {};
+    const who =
+      now.description === null
+        ? 'a process of unknown host and pid (its lease carries no description)'
+        : `the process on host "${host}" with pid ${pid} (started ${new Date(startedAt ?? 0).toISOString()})`;
+    throw new A2AError(
+      'INVALID_OPTIONS',
+      `Worker id "${this.#workerId}" is in use: ${who} renewed its lease while this one waited, so it is alive. ` +
+        "Two running processes must not share a workerId (each would fail the other's turns): give each its own, or leave workerId unset.",
+      { data: { workerId: this.#workerId, host: host ?? null, pid: pid ?? null } },
+    );
+  }
+
+  /** This worker id's lease row, if the store holds one. */
+  async #leaseRow(): Promise<WorkerRecord | undefined> {
+    const workers = (await this.#store.listWorkers?.()) ?? [];
+    return workers.find((worker) => worker.workerId === this.#workerId && worker.leaseUntil > 0);
   }
 
   /**
@@ -122,6 +181,8 @@ export class Membership {
     this.#lease.stop();
     clearTimeout(this.#retryTimer);
     clearTimeout(this.#expiryTimer);
+    // A refused start took no lease: the row is the live process's.
+    if (this.#refused) return;
     await this.#store
       .removeWorker(this.#workerId)
       .catch((error) => this.#log.warn({ err: error }, 'a2a: could not remove the worker lease'));
@@ -147,6 +208,7 @@ export class Membership {
     // long is dead to the others), and what lets this worker ride out a store outage shorter than
     // the TTL. It is computed before the write, so it never ends later than the store holds it.
     const sentAt = this.#clock();
+    this.#renewed = true;
     try {
       await this.#store.heartbeat(this.#workerId, sentAt + this.#leaseTtlMs);
     } catch (error) {

@@ -272,12 +272,15 @@ export class Scheduler {
     const slot = turn.slot;
     if (turn.isNewContext || slot === undefined) return;
     const { signal } = turn;
-    for (let failures = 0; ; ) {
-      if (turn.settled || signal.aborted) return;
-      let readiness: Awaited<ReturnType<A2AStore['turnReadiness']>>;
+    let failures = 0;
+    // Both reads of the queue below, the first and the one after subscribing, go through this: the
+    // store may become unreachable between them as well (issue 28: an outage starting there failed
+    // the queued turn, whose agent had not even run).
+    const readQueue = async (): Promise<Awaited<ReturnType<A2AStore['turnReadiness']>> | undefined> => {
       try {
-        readiness = await this.#store.turnReadiness(slot);
+        const readiness = await this.#store.turnReadiness(slot);
         failures = 0;
+        return readiness;
       } catch (error) {
         // The store is unreachable (issue 14): a queued turn waits it out rather than failing a task
         // that never started, as long as this worker holds its lease.
@@ -286,8 +289,13 @@ export class Scheduler {
           this.#log.warn({ err: error, taskId: turn.taskId }, 'a2a: could not check the turn queue; retrying');
         }
         await delay(Math.min(2000, this.#pollIntervalMs * 2 ** failures), signal);
-        continue;
+        return undefined;
       }
+    };
+    for (;;) {
+      if (turn.settled || signal.aborted) return;
+      const readiness = await readQueue();
+      if (readiness === undefined) continue;
       if (readiness.ready) return;
       turn.waitedForSlot();
       // The turn ahead ends with a write to its task and a queue notification: wake on it. Subscribe
@@ -297,8 +305,10 @@ export class Scheduler {
       const onAbort = (): void => wake.abort();
       signal.addEventListener('abort', onAbort, { once: true });
       try {
-        if ((await this.#store.turnReadiness(slot)).ready) return;
-        await delay(this.#pollIntervalMs, wake.signal);
+        const again = await readQueue();
+        if (again?.ready) return;
+        // Read again from the top: after a failure (readQueue waited already), or once woken.
+        if (again !== undefined) await delay(this.#pollIntervalMs, wake.signal);
       } finally {
         signal.removeEventListener('abort', onAbort);
         unsubscribe();

@@ -26,9 +26,14 @@ describe('worker leases', () => {
       store,
       workerId: 'alive',
       clock: () => now,
-      leaseTtlMs: 1000,
+      // Longer than the clock's jump below: only dead's lease runs out (a lease of 1000 lost alive's
+      // own too, aborting `next` whenever it was accepted before the jump).
+      leaseTtlMs: 10_000,
       closeStore: false,
     });
+    // Joined before the test renews its lease by hand: a renewal asked for while the join's own runs
+    // returns at once, and the join now first reads the lease table (issue 28).
+    await alive.start();
     const stuck = asTask(
       await dead.sendMessage({ message: userMessage('x', { contextId: 'c' }), configuration: { blocking: false } }),
     );

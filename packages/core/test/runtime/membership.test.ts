@@ -231,6 +231,50 @@ describe('membership', () => {
     await membership.leave(async () => {});
   });
 
+  it('refuses to join under a worker id whose lease a live process renews meanwhile, naming its host and pid (issue 28)', async () => {
+    // Another process runs under "w" and keeps renewing: a second live process, not a restart.
+    const store = new MemoryStore();
+    await store.joinWorker('w', 1_000_000 + TTL, { incarnation: 'other', host: 'other-host', pid: 4242, startedAt: 0 });
+    await runningTurn(store, 'w', 'theirs');
+    const { clock, membership } = setup(store);
+    const joined = membership.join().then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50)); // it has read the lease and waits
+    await store.heartbeat('w', clock.now + 50 + TTL); // the other process renews, as it does every TTL / 4
+    const error = await joined;
+    expect(error).toMatchObject({ code: 'INVALID_OPTIONS', data: { workerId: 'w', host: 'other-host', pid: 4242 } });
+    expect((error as Error).message).toMatch(
+      /^Worker id "w" is in use: the process on host "other-host" with pid 4242 /,
+    );
+    // Nothing of the other process was touched: its turn runs on, and leaving keeps its lease.
+    expect((await store.getTask('theirs'))?.task.status.state).toBe('working');
+    await membership.leave(async () => {});
+    const [row] = await store.listWorkers();
+    expect(row).toMatchObject({ workerId: 'w', description: { incarnation: 'other', pid: 4242 } });
+    expect(row?.turns).toHaveLength(1);
+  });
+
+  it('joins under a worker id whose live lease is not renewed within one renewal interval: a restart after a crash', async () => {
+    const store = new MemoryStore();
+    await store.joinWorker('w', 1_000_000 + TTL, { incarnation: 'crashed', host: 'h', pid: 1, startedAt: 0 });
+    await runningTurn(store, 'w', 'left');
+    const { membership, log } = setup(store);
+    const started = Date.now();
+    await membership.join();
+    // It waited one renewal interval (TTL / 4, and half of that more) for a renewal that never came.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(TTL / 4);
+    expect(log.lines.map((line) => line.msg)).toContain(
+      'a2a: another start of this worker id holds a live lease; waiting one renewal interval to tell a restart from a live process',
+    );
+    const failed = await store.getTask('left');
+    expect(textParts(failed?.task.status.message?.parts)).toMatch(/^Worker lost: worker "w" restarted/);
+    const [row] = await store.listWorkers();
+    expect(row?.description?.incarnation).toBe(membership.description.incarnation);
+    await membership.leave(async () => {});
+  });
+
   it('renews one at a time: a call while a renewal is in progress returns at once', async () => {
     const { store, membership } = setup();
     await membership.join();

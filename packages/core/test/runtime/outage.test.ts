@@ -100,6 +100,52 @@ describe('a store outage during a turn', () => {
     expect(log.lines.filter((line) => line.msg?.includes('could not release'))).toEqual([]);
   });
 
+  it('a turn queued behind a running one survives an outage that starts between its two looks at the queue', async () => {
+    // Issue 28 (10): a turn waiting for its slot reads the queue, subscribes to the turn ahead, then
+    // reads it again. Only the first read was retried through an outage: one starting between the
+    // two (1 run in 22 of store-outage.postgres.test.ts, the store stopped while the slow turn's
+    // writes kept waking the queued one) failed the queued turn, "the task store could not be
+    // reached while the agent worked", though its agent never ran and the store came back.
+    const { store, outage } = flaky(new MemoryStore());
+    const readiness = store.turnReadiness.bind(store);
+    let notReady = 0;
+    store.turnReadiness = async (slot, ctx) => {
+      const answer = await readiness(slot, ctx);
+      // The store goes down right after the queued turn's first look: its look again fails.
+      if (!answer.ready && ++notReady === 1) outage.down = true;
+      return answer;
+    };
+    const reached = gate();
+    const resume = gate();
+    const log = recordingLogger();
+    const runtime = start(
+      async (turn) => {
+        if (turn.text === 'slow') {
+          await turn.working('thinking');
+          reached.open();
+          await resume.promise;
+        }
+        await turn.complete(`done: ${turn.text}`);
+      },
+      { store: store as A2AStore, logger: log, turnPollIntervalMs: 50 },
+    );
+    const send = (text: string) =>
+      runtime.sendMessage({ message: userMessage(text, { contextId: 'cq' }), configuration: { blocking: false } });
+    const slow = asTask(await send('slow'));
+    await reached.promise;
+    const queued = asTask(await send('queued'));
+    await waitFor(() => outage.down);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    outage.down = false;
+    resume.open();
+
+    expect((await settledRecord(store, slow.id)).task.status.state).toBe('completed');
+    const ended = await settledRecord(store, queued.id);
+    expect(ended.task.status.state).toBe('completed');
+    expect(textParts(ended.task.status.message?.parts)).toBe('done: queued');
+    expect(log.lines.map((line) => line.msg)).not.toContain('a2a: turn failed unexpectedly');
+  });
+
   it('a cancel still works afterwards, and the context goes on', async () => {
     const { store, outage } = flaky(new MemoryStore());
     const runtime = start(
