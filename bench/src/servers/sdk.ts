@@ -8,29 +8,9 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AgentCard, Message, Task, TaskArtifactUpdateEvent, TaskState, TaskStatusUpdateEvent } from '@a2a-js/sdk';
-import {
-  type AgentExecutor,
-  DefaultRequestHandler,
-  type ExecutionEventBus,
-  InMemoryTaskStore,
-  type RequestContext,
-} from '@a2a-js/sdk/server';
-import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
-import { fail, LISTEN, rssReport, serve, wantsGc } from './common.js';
-
-// express ships no type declarations and @types/express is not a dependency: type what we use.
-interface ExpressResponse {
-  json(body: unknown): void;
-}
-interface ExpressApp {
-  get(path: string, handler: (request: { url: string }, response: ExpressResponse) => void): void;
-  use(path: string, handler: unknown): void;
-  listen(port: number, host: string, callback: (error?: Error) => void): Server;
-}
-const express = createRequire(import.meta.url)('express') as () => ExpressApp;
+import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
+import { serveSdkInMemory } from './sdk-express.js';
 
 const card: AgentCard = {
   name: 'SDK echo agent',
@@ -142,21 +122,4 @@ class EchoExecutor implements AgentExecutor {
   };
 }
 
-const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new EchoExecutor());
-const app = express();
-app.get('/__rss', (request, response) => response.json(rssReport(wantsGc(request.url))));
-app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: requestHandler }));
-app.use('/a2a', jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
-
-const server = app.listen(LISTEN.port, LISTEN.host, (error) => {
-  if (error) fail(error);
-  const address = server.address();
-  serve(
-    typeof address === 'object' && address ? address.port : 0,
-    () =>
-      new Promise((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
-});
+serveSdkInMemory(card, new EchoExecutor());

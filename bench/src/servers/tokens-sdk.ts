@@ -4,29 +4,10 @@
  * (bench/src/tokens/agent.ts) as fastify-a2a: the Task, `working`, the chunks, `completed`.
  */
 
-import type { Server } from 'node:http';
-import { createRequire } from 'node:module';
 import type { AgentCard, Task, TaskState, TaskStatusUpdateEvent } from '@a2a-js/sdk';
-import {
-  type AgentExecutor,
-  DefaultRequestHandler,
-  type ExecutionEventBus,
-  InMemoryTaskStore,
-  type RequestContext,
-} from '@a2a-js/sdk/server';
-import { agentCardHandler, jsonRpcHandler, UserBuilder } from '@a2a-js/sdk/server/express';
+import type { AgentExecutor, ExecutionEventBus, RequestContext } from '@a2a-js/sdk/server';
 import { parseTokenCommand, streamTokens } from '../tokens/agent.js';
-import { fail, LISTEN, rssReport, serve, wantsGc } from './common.js';
-
-interface ExpressResponse {
-  json(body: unknown): void;
-}
-interface ExpressApp {
-  get(path: string, handler: (request: { url: string }, response: ExpressResponse) => void): void;
-  use(path: string, handler: unknown): void;
-  listen(port: number, host: string, callback: (error?: Error) => void): Server;
-}
-const express = createRequire(import.meta.url)('express') as () => ExpressApp;
+import { serveSdkInMemory } from './sdk-express.js';
 
 const card: AgentCard = {
   name: 'SDK token agent',
@@ -104,21 +85,4 @@ class TokenExecutor implements AgentExecutor {
   };
 }
 
-const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), new TokenExecutor());
-const app = express();
-app.get('/__rss', (request, response) => response.json(rssReport(wantsGc(request.url))));
-app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: requestHandler }));
-app.use('/a2a', jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
-
-const server = app.listen(LISTEN.port, LISTEN.host, (error) => {
-  if (error) fail(error);
-  const address = server.address();
-  serve(
-    typeof address === 'object' && address ? address.port : 0,
-    () =>
-      new Promise((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
-});
+serveSdkInMemory(card, new TokenExecutor());
