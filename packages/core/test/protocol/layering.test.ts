@@ -73,4 +73,14 @@ describe('layering', () => {
       relativeImports(join(src, 'telemetry.ts')).filter((target) => !/^(model\/|protocol\/|errors\.ts)/.test(target)),
     ).toEqual([]);
   });
+
+  it('the agent kit uses the executor contract and the model only, never the runtime or a store', () => {
+    // What an adapter package builds on (`@fastify-a2a/core/agent-kit`): it must load without the runtime.
+    const allowed = /^(agent-kit\/.*|executor\.ts|model\/.*|errors\.ts|json\.ts)$/;
+    const imports = sourceFiles(join(src, 'agent-kit')).flatMap((file) =>
+      relativeImports(file).map((target) => ({ file: relative(src, file), target })),
+    );
+    expect(imports.map(({ target }) => target)).toContain('executor.ts');
+    expect(imports.filter(({ target }) => !allowed.test(target))).toEqual([]);
+  });
 });
