@@ -1,6 +1,7 @@
 import type { AgentExecutor, TurnContext } from '@fastify-a2a/core';
 import type { A2APluginOptions, AgentCardInput } from 'fastify-a2a';
 import { delegateAgent, delegateCard } from './delegate.js';
+import { langGraphCard } from './langgraph-agent.js';
 
 /** Resolves after `ms`, or rejects as soon as `signal` aborts (a tasks/cancel from any worker). */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -107,7 +108,13 @@ export function createTckAgent(options: { resubscribeHoldMs?: number } = {}): Ag
 export const tckAgent: AgentExecutor = createTckAgent();
 
 export const demoAgents = { echo: echoAgent, tck: tckAgent, delegate: delegateAgent } as const;
-export type DemoAgentName = keyof typeof demoAgents;
+/** Agents built at startup, once what they connect to is ready (server.ts builds them). */
+export const builtAgents = ['langgraph'] as const;
+export type DemoAgentName = keyof typeof demoAgents | (typeof builtAgents)[number];
+export const demoAgentNames: readonly DemoAgentName[] = [
+  ...(Object.keys(demoAgents) as DemoAgentName[]),
+  ...builtAgents,
+];
 
 /**
  * Plugin options a demo agent needs beyond its card and executor. The A2A TCK's concurrency tests
@@ -120,6 +127,7 @@ export function demoOptions(name: DemoAgentName): Pick<A2APluginOptions, 'messag
 
 export function demoCard(name: DemoAgentName): AgentCardInput {
   if (name === 'delegate') return delegateCard();
+  if (name === 'langgraph') return langGraphCard();
   const echo = name === 'echo';
   return {
     name: echo ? 'fastify-a2a echo agent' : 'fastify-a2a TCK agent',
