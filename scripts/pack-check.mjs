@@ -1,19 +1,21 @@
 #!/usr/bin/env node
 /**
- * `npm run pack:check`: proves the six published packages work as a user gets them, from their
+ * `npm run pack:check`: proves the published packages work as a user gets them, from their
  * tarballs, outside the workspace.
  *
  * 1. `npm pack` each package into a temp dir. `prepack` builds `dist/` (and `build` deletes the old
  *    one first, so no stale file from a renamed source can ship).
  * 2. `attw` (are the types wrong) on each tarball, with the ESM-only profile: every `exports`
  *    entry must resolve to JavaScript and to declarations under Node 16+ and bundler resolution.
- * 3. A scratch app in a temp dir depends on the six tarballs (`file:`) and on `fastify` from the
+ * 3. A scratch app in a temp dir depends on the tarballs (`file:`) and on `fastify` from the
  *    registry; `npm install` there. better-sqlite3's install script gets the workspace's own
  *    compiled binary as a "local prebuild" (see `localPrebuild`), so it is not compiled again.
  * 4. Each `exports` target of the installed packages (`types`, `default`, and the workspace-only
  *    `@fastify-a2a/source`) is a real file.
  * 5. The app (plain `.mjs`, plain `node`: no tsx, no export conditions) registers `a2aPlugin` with
- *    a one-line executor and imports `@fastify-a2a/core/testing`; it is started once per store URL
+ *    an AI SDK executor (`fromAiSdk` from @fastify-a2a/ai-sdk over the SDK's mock model, which
+ *    echoes; `ai` 6 from the registry) and imports `@fastify-a2a/core/testing` and
+ *    `@fastify-a2a/core/agent-kit`; it is started once per store URL
  *    (`memory:`, `sqlite:<tmp>/a.db`, `postgres://…?schema=<fresh>`), which makes the plugin load
  *    each store package by name from the installed layout. Each run answers the agent card, a
  *    JSON-RPC `message/send` and a REST `POST /v1/message:send`; the app also serves gRPC
@@ -36,7 +38,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const PACKAGES = ['core', 'store-memory', 'store-sqlite', 'store-postgres', 'fastify', 'grpc', 'client'];
+const PACKAGES = ['core', 'store-memory', 'store-sqlite', 'store-postgres', 'fastify', 'grpc', 'client', 'ai-sdk'];
 const ATTW = '@arethetypeswrong/cli@0.18.5';
 const POSTGRES_URL_ENV = 'A2A_TEST_POSTGRES_URL';
 const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -133,21 +135,40 @@ const APP = `// Written by scripts/pack-check.mjs: the plugin, from the installe
 import Fastify from 'fastify';
 import { a2aPlugin } from 'fastify-a2a';
 import * as testing from '@fastify-a2a/core/testing';
+import { TextArtifactStream } from '@fastify-a2a/core/agent-kit';
+import { a2aTool, fromAiSdk } from '@fastify-a2a/ai-sdk';
 import { a2aServiceDefinition, serveGrpc } from '@fastify-a2a/grpc';
 import { credentials, makeGenericClientConstructor, Metadata } from '@grpc/grpc-js';
+import { streamText } from 'ai';
+import { MockLanguageModelV3 } from 'ai/test';
 
 if (typeof testing.storeConformance !== 'function') {
   throw new Error('@fastify-a2a/core/testing has no storeConformance export');
 }
+if (typeof TextArtifactStream !== 'function' || typeof a2aTool !== 'function') {
+  throw new Error('@fastify-a2a/core/agent-kit or @fastify-a2a/ai-sdk lacks an export');
+}
+
+// The SDK's mock model, echoing the user's last message as one text delta.
+const usage = { inputTokens: { total: 1 }, outputTokens: { total: 1 } };
+const model = new MockLanguageModelV3({
+  doStream: async ({ prompt }) => {
+    const said = prompt.at(-1).content.map((part) => (part.type === 'text' ? part.text : '')).join('');
+    const parts = [
+      { type: 'text-start', id: 't' },
+      { type: 'text-delta', id: 't', delta: \`echo: \${said}\` },
+      { type: 'text-end', id: 't' },
+      { type: 'finish', finishReason: { unified: 'stop', raw: undefined }, usage },
+    ];
+    return { stream: new ReadableStream({ start(c) { for (const p of parts) c.enqueue(p); c.close(); } }) };
+  },
+});
 
 const app = Fastify();
 await app.register(a2aPlugin, {
   agentCard: { name: 'Pack check', description: 'Echoes the text it is sent.', version: '1.0.0' },
   store: process.argv[2],
-  async executor(turn) {
-    await turn.artifact({ artifactId: 'echo', text: \`echo: \${turn.text}\` });
-    await turn.complete();
-  },
+  executor: fromAiSdk(({ messages, abortSignal }) => streamText({ model, messages, abortSignal })),
 });
 const grpc = await serveGrpc(app, { port: 0 });
 const url = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -173,6 +194,7 @@ process.once('SIGTERM', () => {
 
 async function createApp(dir, tarballs, prebuild) {
   const fastifyManifest = JSON.parse(await readFile(join(ROOT, 'packages', 'fastify', 'package.json'), 'utf8'));
+  const aiSdkManifest = JSON.parse(await readFile(join(ROOT, 'packages', 'ai-sdk', 'package.json'), 'utf8'));
   const manifest = {
     name: 'fastify-a2a-pack-check',
     private: true,
@@ -181,6 +203,8 @@ async function createApp(dir, tarballs, prebuild) {
       ...Object.fromEntries(tarballs.map(({ name, tarball }) => [name, `file:${tarball}`])),
       // What the plugin declares it works with, from the registry as a user would get it.
       fastify: fastifyManifest.peerDependencies.fastify,
+      // The AI SDK version the adapter is tested with (its peer range also admits 7, which needs Node 22).
+      ai: aiSdkManifest.devDependencies.ai,
     },
     ...(prebuild.version ? { overrides: { 'better-sqlite3': prebuild.version } } : {}),
     allowScripts: { 'better-sqlite3': true },

@@ -1,7 +1,8 @@
 import type { AgentExecutor, TurnContext } from '@fastify-a2a/core';
 import type { A2APluginOptions, AgentCardInput } from 'fastify-a2a';
+import { aiSdkAgent, aiSdkCard, demoModel } from './ai-sdk-agent.js';
 import { delegateAgent, delegateCard } from './delegate.js';
-import { langGraphCard } from './langgraph-agent.js';
+import { langGraphCard, tokensPerSecond } from './langgraph-agent.js';
 
 /** Resolves after `ms`, or rejects as soon as `signal` aborts (a tasks/cancel from any worker). */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -107,7 +108,19 @@ export function createTckAgent(options: { resubscribeHoldMs?: number } = {}): Ag
 
 export const tckAgent: AgentExecutor = createTckAgent();
 
-export const demoAgents = { echo: echoAgent, tck: tckAgent, delegate: delegateAgent } as const;
+/** Throws with a message naming the fix when the selected agent's settings are wrong (checked at startup). */
+export function checkDemoAgentSettings(name: DemoAgentName, env: NodeJS.ProcessEnv): void {
+  if (name === 'ai-sdk') demoModel(env);
+  if (name === 'langgraph') tokensPerSecond(env);
+}
+
+export const demoAgents = {
+  echo: echoAgent,
+  tck: tckAgent,
+  delegate: delegateAgent,
+  // Built on first use: it reads its model settings from the environment.
+  'ai-sdk': lazyAgent(() => aiSdkAgent()),
+} as const;
 /** Agents built at startup, once what they connect to is ready (server.ts builds them). */
 export const builtAgents = ['langgraph'] as const;
 export type DemoAgentName = keyof typeof demoAgents | (typeof builtAgents)[number];
@@ -125,9 +138,21 @@ export function demoOptions(name: DemoAgentName): Pick<A2APluginOptions, 'messag
   return name === 'tck' ? { messageIdReuse: 'replay' } : {};
 }
 
+/** An executor made when its first turn starts, so that an agent nobody selected reads no settings. */
+function lazyAgent(make: () => AgentExecutor): AgentExecutor {
+  let made: AgentExecutor | undefined;
+  return {
+    execute(turn) {
+      made ??= make();
+      return made.execute(turn);
+    },
+  };
+}
+
 export function demoCard(name: DemoAgentName): AgentCardInput {
   if (name === 'delegate') return delegateCard();
   if (name === 'langgraph') return langGraphCard();
+  if (name === 'ai-sdk') return aiSdkCard();
   const echo = name === 'echo';
   return {
     name: echo ? 'fastify-a2a echo agent' : 'fastify-a2a TCK agent',

@@ -102,21 +102,32 @@ function answerFor(messages: BaseMessage[]): string {
   return mockAnswer(last);
 }
 
-/** DEMO_TOKENS_PER_S, checked: a positive number, else the default. */
+/**
+ * DEMO_TOKENS_PER_S (default 50), as the ai-sdk agent reads it.
+ * @throws {Error} naming the fix when it is not a number above 0 (checked at startup).
+ */
 export function tokensPerSecond(env: NodeJS.ProcessEnv): number {
-  const value = Number(env.DEMO_TOKENS_PER_S);
-  return Number.isFinite(value) && value > 0 ? value : DEFAULT_TOKENS_PER_S;
+  const rate = Number(env.DEMO_TOKENS_PER_S ?? DEFAULT_TOKENS_PER_S);
+  if (!Number.isFinite(rate) || rate <= 0) {
+    throw new Error(`DEMO_TOKENS_PER_S must be a number of tokens a second above 0; got "${env.DEMO_TOKENS_PER_S}".`);
+  }
+  return rate;
 }
 
 async function demoModel(env: NodeJS.ProcessEnv): Promise<{ model: BaseChatModel; summary: string }> {
   if (env.OPENAI_API_KEY) {
     const { ChatOpenAI } = await import('@langchain/openai');
     const name = env.DEMO_MODEL || 'gpt-4o-mini';
-    // The OpenAI client reads OPENAI_API_KEY and OPENAI_BASE_URL itself.
-    return { model: new ChatOpenAI({ model: name, streaming: true }), summary: `model openai:${name}` };
+    const model = new ChatOpenAI({
+      model: name,
+      apiKey: env.OPENAI_API_KEY,
+      streaming: true,
+      ...(env.OPENAI_BASE_URL ? { configuration: { baseURL: env.OPENAI_BASE_URL } } : {}),
+    });
+    return { model, summary: `OpenAI model ${name}` };
   }
   const rate = tokensPerSecond(env);
-  return { model: new DemoChatModel(rate), summary: `mock model, ${rate} tokens/s` };
+  return { model: new DemoChatModel(rate), summary: `mock model at ${rate} tokens/s` };
 }
 
 /**

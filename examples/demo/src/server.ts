@@ -1,7 +1,7 @@
 /**
  * The demo: `npm start` serves the demo agent on HOST:PORT (default 127.0.0.1:41241).
- * Environment: DEMO_AGENT (echo | tck | delegate | langgraph, default echo; delegate calls DEMO_DELEGATE_URL;
- * langgraph reads OPENAI_API_KEY, DEMO_MODEL, DEMO_TOKENS_PER_S: see langgraph-agent.ts), A2A_STORE (memory:, sqlite:<path>,
+ * Environment: DEMO_AGENT (echo | tck | delegate | ai-sdk | langgraph, default echo; delegate calls DEMO_DELEGATE_URL;
+ * ai-sdk and langgraph read DEMO_TOKENS_PER_S, OPENAI_API_KEY, see ai-sdk-agent.ts and langgraph-agent.ts), A2A_STORE (memory:, sqlite:<path>,
  * postgres://…; default sqlite:./.data/a2a.db), A2A_BASE_URL (public URL for the card),
  * A2A_LEASE_TTL_MS (how soon a crashed worker's tasks are failed), LOG_LEVEL; authentication:
  * A2A_AUTH_TOKENS ("alice:tok-a,bob:tok-b"), A2A_JWKS_URL with A2A_JWT_ISSUER and A2A_JWT_AUDIENCE
@@ -14,7 +14,14 @@
 import type { AgentExecutor } from '@fastify-a2a/core';
 import Fastify from 'fastify';
 import { a2aChildLoggerFactory, a2aPlugin, redact } from 'fastify-a2a';
-import { type DemoAgentName, demoAgentNames, demoAgents, demoCard, demoOptions } from './agents.js';
+import {
+  checkDemoAgentSettings,
+  type DemoAgentName,
+  demoAgentNames,
+  demoAgents,
+  demoCard,
+  demoOptions,
+} from './agents.js';
 import { type DemoAuth, demoAuth, isLoopback } from './auth.js';
 import { demoGrpc } from './grpc.js';
 import { createLangGraphAgent } from './langgraph-agent.js';
@@ -37,6 +44,7 @@ let auth: DemoAuth;
 let push: ReturnType<typeof demoPush>;
 let monitor: ReturnType<typeof demoMonitor>;
 try {
+  checkDemoAgentSettings(agentName, process.env);
   monitor = demoMonitor(process.env);
   auth = demoAuth(process.env, card);
   // The tck agent keeps push off: the A2A TCK's own push tests post to receivers it runs on

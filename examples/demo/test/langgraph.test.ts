@@ -68,7 +68,7 @@ describe.each(stores)('DEMO_AGENT=langgraph on $name', (store) => {
   it('streams its answer to a plain A2A client in ten chunks or more at the default 50 tokens a second', async () => {
     const demo = await startDemo(store.url(), { DEMO_AGENT: 'langgraph' });
     expect(demo.readyLine).toContain('A2A langgraph agent ready');
-    expect(demo.readyLine).toContain('mock model, 50 tokens/s');
+    expect(demo.readyLine).toContain('mock model at 50 tokens/s');
 
     const followed = await follow(demo.baseUrl, sdkMessage('hello langgraph'));
     const answer = mockAnswer('hello langgraph');
