@@ -6,7 +6,7 @@
 import type { DataPart, Task } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { AIMessage } from '@langchain/core/messages';
-import { MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { interrupt, MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   type FromLangGraphOptions,
@@ -244,6 +244,41 @@ describe('fromLangGraph on the wire', () => {
       ['from-first', 'One.'],
       ['from-second', 'Two.'],
     ]);
+  });
+
+  it('question and resume options shape the question and the value the graph resumes with', async () => {
+    const { url } = await start(
+      {},
+      {
+        question: (interrupts) => ({
+          state: 'input-required',
+          message: `${interrupts.length} question(s): yes or no?`,
+        }),
+        resume: (turn) => ({ approved: turn.text === 'yes' }),
+      },
+    );
+    const asked = await send(url, message('approve: it'));
+    expect(asked.status.state).toBe('input-required');
+    expect(asked.status.message?.parts).toEqual([{ kind: 'text', text: '1 question(s): yes or no?' }]);
+    // The interrupt ids are kept even with a question of the application's own.
+    expect(asked.status.message?.metadata?.[INTERRUPTS_METADATA_KEY]).toEqual({ interruptIds: [expect.any(String)] });
+    const done = await send(url, message('yes', { taskId: asked.id, contextId: asked.contextId }));
+    expect(artifactText(done.artifacts?.at(-1))).toBe('Approved it on this worker: {"approved":true}');
+  });
+
+  it("an interrupt in a graph compiled without a checkpointer fails the task with LangGraph's message", async () => {
+    const graph = new StateGraph(MessagesAnnotation)
+      .addNode('ask', () => {
+        interrupt('Really?');
+        return {};
+      })
+      .addEdge(START, 'ask')
+      .compile();
+    const served = await serve(fromLangGraph(graph), new MemoryStore());
+    servers.push(served);
+    const failed = await send(served.url, message('go'));
+    expect(failed.status.state).toBe('failed');
+    expect(textOf(failed.status.message?.parts)).toMatch(/^No checkpointer set/);
   });
 
   it('rejects what is not a compiled graph, saying what to pass', () => {
