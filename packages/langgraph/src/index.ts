@@ -1,5 +1,12 @@
 /** `@fastify-a2a/langgraph`: serve a compiled LangGraph.js graph as an A2A agent. */
 
+export {
+  type A2AToolArtifact,
+  type A2AToolOptions,
+  a2aTool,
+  type RemoteConversation,
+  remoteConversationIn,
+} from './a2a-tool.js';
 export { LangGraphAdapterError, type LangGraphAdapterErrorCode } from './errors.js';
 export {
   type ArtifactStreamOptions,
