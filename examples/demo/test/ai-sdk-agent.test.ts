@@ -5,9 +5,11 @@
  * two processes on one store, and an AI SDK agent in this process delegating to it with a2aTool.
  */
 
+import { spawnSync } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { ClientFactory } from '@a2a-js/sdk/client';
 import { a2aTool } from '@fastify-a2a/ai-sdk';
 import type { StreamResult, Task } from '@fastify-a2a/core';
@@ -17,6 +19,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withPostgres } from '../../../test-support/postgres.js';
 import { artifactText, type RunningDemo, rpc, startDemo, userMessage } from './demo-process.js';
 
+const A2A_BIN = fileURLToPath(new URL('../../../packages/client/bin/a2a.js', import.meta.url));
 const pg = withPostgres('demo_ai_sdk');
 let dir: string;
 beforeAll(async () => {
@@ -135,7 +138,7 @@ describe('the ai-sdk demo agent and its clients', () => {
     expect(answerOf(events).length).toBeLessThan(100);
   });
 
-  it('the official A2A SDK client streams the answer', async () => {
+  it('the official A2A SDK client and the a2a CLI stream the answer; an AI SDK agent here delegates to it with a2aTool', async () => {
     const demo = await startDemo('memory:', { DEMO_AGENT: 'ai-sdk', DEMO_TOKENS_PER_S: '200' });
     const client = await new ClientFactory().createFromUrl(demo.baseUrl);
     const kinds: string[] = [];
@@ -149,12 +152,22 @@ describe('the ai-sdk demo agent and its clients', () => {
     expect(kinds.filter((kind) => kind === 'artifact-update').length).toBeGreaterThanOrEqual(10);
     expect(text.startsWith('You said: "hi".')).toBe(true);
     expect(kinds.at(-1)).toBe('status-update');
-  });
 
-  it('an AI SDK agent in this process delegates to the demo agent with a2aTool and gets its answer', async () => {
-    const demo = await startDemo('memory:', { DEMO_AGENT: 'ai-sdk', DEMO_TOKENS_PER_S: '1000' });
+    // The a2a CLI (packages/client's bin, as `npm ci` builds it), one JSON object per event.
+    const cli = spawnSync(process.execPath, [A2A_BIN, 'send', '-a', demo.baseUrl, 'hello', '--stream', '-o', 'jsonl'], {
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(cli.status, cli.stderr).toBe(0);
+    const lines = cli.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as Record<string, { status?: { state?: string } }>);
+    expect(lines.filter((line) => 'artifactUpdate' in line).length).toBeGreaterThanOrEqual(10);
+    expect(lines.at(-1)?.statusUpdate?.status?.state).toBe('TASK_STATE_COMPLETED');
+
+    // An AI SDK agent in this process: its model calls the tool, then repeats what the tool returned.
     const ask = a2aTool({ url: demo.baseUrl });
-    // The local model: calls the tool with the user's text, then repeats what the tool returned.
     const model = new MockLanguageModelV3({
       doStream: async ({ prompt }) => {
         const last = prompt.at(-1);

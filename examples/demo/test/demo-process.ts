@@ -96,6 +96,11 @@ function inherited(): NodeJS.ProcessEnv {
     'PORT',
     'A2A_STORE',
     'DEMO_AGENT',
+    // The ai-sdk agent's: with a developer's OPENAI_API_KEY the tests would call a real model.
+    'DEMO_TOKENS_PER_S',
+    'DEMO_MODEL',
+    'OPENAI_API_KEY',
+    'OPENAI_BASE_URL',
     'LOG_LEVEL',
     'A2A_AUTH_TOKENS',
     'A2A_JWKS_URL',

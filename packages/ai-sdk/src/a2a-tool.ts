@@ -193,7 +193,7 @@ export function a2aTool(options: A2AToolOptions): Tool<A2AToolInput, A2AToolOutp
           timeoutMs: options.timeoutMs ?? 300_000,
         });
       } catch (error) {
-        throw new Error(`The agent at ${agent} could not be reached: ${readableErrorMessage(error)}`);
+        throw new Error(`The call to the agent at ${agent} failed: ${readableErrorMessage(error)}`);
       }
       const waiting = answer.state === 'input-required' || answer.state === 'auth-required';
       if (answer.state !== undefined && ENDED.has(answer.state)) {

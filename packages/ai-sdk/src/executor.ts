@@ -102,6 +102,16 @@ const defaultQuestion: QuestionOf = ({ toolName, input, kind }) => {
   return `${toolName} needs your answer: ${JSON.stringify(jsonOf(input))}`;
 };
 
+/**
+ * The messages the loop added (the assistant's, the tools' results). ai 6 has them on `response`;
+ * ai 7 moved them to `responseMessages`, which is read when present.
+ */
+async function responseMessagesOf(result: AnyStreamResult): Promise<ModelMessage[]> {
+  const moved = (result as { responseMessages?: PromiseLike<ModelMessage[]> }).responseMessages;
+  if (moved !== undefined) return await moved;
+  return (await result.response).messages;
+}
+
 /** Thrown inside the loop to fail the turn for a tool's error (`toolErrors: 'fail'`). */
 class ToolFailure extends Error {}
 
@@ -229,6 +239,14 @@ export function fromAiSdk(source: AnyAgent | AiSdkRun, options: FromAiSdkOptions
               toolName: part.toolCall.toolName,
             });
             break;
+          case 'file':
+            // A file the model generated (an image…): an artifact of its own, after the text before it.
+            await text.flush();
+            await turn.artifact({
+              name: 'file',
+              parts: [{ kind: 'file', file: { bytes: part.file.base64, mimeType: part.file.mediaType } }],
+            });
+            break;
           case 'error':
             // The SDK reports a model's failure as a stream part and ends the stream.
             streamError ??= { error: part.error };
@@ -251,7 +269,7 @@ export function fromAiSdk(source: AnyAgent | AiSdkRun, options: FromAiSdkOptions
       throw streamError.error;
     }
 
-    const response = await result.response;
+    const responseMessages = await responseMessagesOf(result);
     const questions: PendingQuestion[] = [...approvals];
     for (const [toolCallId, call] of calls) {
       if (settled.has(toolCallId) || call.providerExecuted) continue;
@@ -259,7 +277,7 @@ export function fromAiSdk(source: AnyAgent | AiSdkRun, options: FromAiSdkOptions
       questions.push({ kind: 'tool-call', toolCallId, toolName: call.toolName });
     }
     const conversation: Conversation = {
-      messages: trimMessages(toJsonMessages([...input, ...response.messages]), maxMessages),
+      messages: trimMessages(toJsonMessages([...input, ...responseMessages]), maxMessages),
     };
     if (questions.length > 0) conversation.pending = questions;
     // The state first: the final status frees the context, whose next turn may start at once elsewhere.

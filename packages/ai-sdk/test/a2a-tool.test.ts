@@ -4,10 +4,12 @@
  */
 
 import { jsonSchema, type ModelMessage, stepCountIs, streamText, type ToolSet, tool } from 'ai';
+import { bearerTokens } from 'fastify-a2a';
 import { describe, expect, it } from 'vitest';
+import { toModelOutput } from '../src/a2a-tool.js';
 import { a2aTool, fromAiSdk, remoteConversationIn } from '../src/index.js';
 import { useServers } from './helpers.js';
-import { type Prompt, scriptedModel, textAnswer, toolCall } from './mock-model.js';
+import { lastText, type Prompt, scriptedModel, textAnswer, toolCall } from './mock-model.js';
 
 const serve = useServers();
 
@@ -104,6 +106,35 @@ describe('a2aTool', () => {
     expect(remoteConversationIn(answered.response.messages, url)?.pendingTaskId).toBeUndefined();
   });
 
+  it('sends the credentials it is given: the remote agent sees the principal; without them the call fails readably', async () => {
+    const { model: remoteModel } = scriptedModel((prompt) => textAnswer(lastText(prompt) ?? ''));
+    const url = await serve(
+      fromAiSdk(({ messages, abortSignal, turn }) =>
+        streamText({
+          model: remoteModel,
+          messages: [...messages, { role: 'user', content: `caller: ${turn.caller.principal?.id}` }],
+          abortSignal,
+        }),
+      ),
+      'memory:',
+      { authenticate: bearerTokens({ 'tok-alice-0123456789': 'alice' }) },
+    );
+    const { model, prompts } = scriptedModel((prompt) =>
+      prompt.at(-1)?.role === 'tool' ? textAnswer('done') : toolCall('remote', { message: 'hi' }),
+    );
+    const run = (remote: ReturnType<typeof a2aTool>) =>
+      generateText({ model, tools: { remote }, messages: [{ role: 'user', content: 'go' }], stopWhen: stepCountIs(3) });
+    const signedIn = await run(a2aTool({ url, bearer: 'tok-alice-0123456789' }));
+    const result = signedIn.steps[0]?.content.find((part) => part.type === 'tool-result');
+    expect((result as { output: { text: string } } | undefined)?.output.text).toBe('caller: alice');
+    const anonymous = await run(a2aTool({ url, connect: { retry: { attempts: 1 } } }));
+    const error = anonymous.steps[0]?.content.find((part) => part.type === 'tool-error');
+    expect(String((error as { error: Error } | undefined)?.error.message)).toMatch(
+      new RegExp(`^The call to the agent at ${url.replace(/[.]/g, '\\.')} failed: `),
+    );
+    expect(prompts).toHaveLength(4); // two runs, each: the call, then the answer after the tool's result or error
+  });
+
   it('an agent that cannot be reached becomes a tool error the model sees, with a readable message', async () => {
     const remote = a2aTool({ url: 'http://127.0.0.1:9', connect: { retry: { attempts: 1 } } });
     const { model } = scriptedModel((prompt) =>
@@ -118,8 +149,37 @@ describe('a2aTool', () => {
     const error = result.steps[0]?.content.find((part) => part.type === 'tool-error');
     expect(error?.type).toBe('tool-error');
     expect(String((error as { error: Error }).error.message)).toMatch(
-      /^The agent at http:\/\/127\.0\.0\.1:9 could not be reached: /,
+      /^The call to the agent at http:\/\/127\.0\.0\.1:9 failed: /,
     );
+  });
+
+  it("gives the model the agent's text, data as JSON text, inline files as file data and links as file URLs", () => {
+    const output = toModelOutput({
+      a2a: { agent: 'http://a', agentName: 'A', contextId: 'c', pendingTaskId: undefined, state: 'completed' },
+      text: 'Here you are',
+      data: [{ rows: 2 }],
+      files: [
+        { name: 'r.txt', mediaType: 'text/plain', url: 'data:text/plain;base64,aGk=' },
+        { name: 'p.png', mediaType: 'image/png', url: 'https://files.example/p.png' },
+      ],
+    });
+    expect(output).toEqual({
+      type: 'content',
+      value: [
+        { type: 'text', text: '{"a2a":{"agent":"http://a","agentName":"A","contextId":"c","state":"completed"}}' },
+        { type: 'text', text: 'Here you are' },
+        { type: 'text', text: 'Data: {"rows":2}' },
+        { type: 'file-data', data: 'aGk=', mediaType: 'text/plain', filename: 'r.txt' },
+        { type: 'file-url', url: 'https://files.example/p.png', mediaType: 'image/png' },
+      ],
+    });
+    // The first text part is what a later call reads the remote conversation back from.
+    expect(
+      remoteConversationIn(
+        [{ role: 'tool', content: [{ type: 'tool-result', toolCallId: 'x', toolName: 'any', output }] }],
+        'http://a',
+      ),
+    ).toEqual({ agent: 'http://a', contextId: 'c', pendingTaskId: undefined });
   });
 
   it('needs an agent', () => {

@@ -19,7 +19,7 @@ import {
   useServers,
   waitFor,
 } from './helpers.js';
-import { lastText, type Prompt, scriptedModel, textAnswer, toolCall } from './mock-model.js';
+import { finish, lastText, type Prompt, scriptedModel, textAnswer, toolCall } from './mock-model.js';
 
 const serve = useServers();
 
@@ -133,6 +133,72 @@ describe.each(storesUnderTest('ai-sdk-http'))('fromAiSdk over HTTP on $name', ({
     expect(shapeOf(events.at(-1) as StreamResult)).toBe('status completed final');
   });
 
+  it('text written before a tool call reaches the client before the call, in one artifact with the text after it', async () => {
+    const { model } = scriptedModel((_prompt, call) =>
+      call === 1
+        ? [
+            { type: 'text-start', id: 'a' },
+            { type: 'text-delta', id: 'a', delta: 'Let me look. ' },
+            { type: 'text-end', id: 'a' },
+            ...toolCall('weather', { city: 'Oslo' }),
+          ]
+        : textAnswer('Cold in Oslo.'),
+    );
+    const url = await serve(
+      fromAiSdk(
+        ({ messages, abortSignal }) =>
+          streamText({ model, tools: { weather }, messages, abortSignal, stopWhen: stepCountIs(3) }),
+        // Held back far longer than the turn takes: only the flush before the progress update sends it.
+        { artifact: { maxDelayMs: 60_000 }, progress: 'text' },
+      ),
+      storeUrl(),
+    );
+    const events = await stream(url, userMessage('weather in Oslo?'));
+    const lines = events
+      .slice(2)
+      .map((event) =>
+        event.kind === 'artifact-update'
+          ? `${shapeOf(event)}: ${textOf(event.artifact.parts)}`
+          : `${shapeOf(event)}: ${event.kind === 'status-update' ? textOf(event.status.message?.parts) : ''}`,
+      );
+    expect(lines).toEqual([
+      'artifact new: Let me look. ',
+      'status working: Calling weather({"city":"Oslo"})',
+      'status working: weather returned {"city":"Oslo","sky":"sunny","celsius":21}',
+      'artifact + last: Cold in Oslo.',
+      'status completed final: ',
+    ]);
+  });
+
+  it('a file the model generates becomes an artifact of its own, after the text before it', async () => {
+    const png = Buffer.from('not really a png').toString('base64');
+    const { model } = scriptedModel(() => [
+      { type: 'text-start', id: 'a' },
+      { type: 'text-delta', id: 'a', delta: 'Here is your image.' },
+      { type: 'text-end', id: 'a' },
+      { type: 'file', mediaType: 'image/png', data: png },
+      finish('stop'),
+    ]);
+    const url = await serve(
+      fromAiSdk(({ messages, abortSignal }) => streamText({ model, messages, abortSignal }), {
+        artifact: { maxDelayMs: 60_000 },
+      }),
+      storeUrl(),
+    );
+    const task = await send(url, userMessage('draw a cat'));
+    expect(task.status.state).toBe('completed');
+    expect(task.artifacts?.map((artifact) => [artifact.name, artifact.parts])).toEqual([
+      [
+        'response',
+        [
+          { kind: 'text', text: 'Here is your image.' },
+          { kind: 'text', text: '' },
+        ],
+      ],
+      ['file', [{ kind: 'file', file: { bytes: png, mimeType: 'image/png' } }]],
+    ]);
+  });
+
   it("progress 'data' sends data parts only, 'none' no progress at all", async () => {
     const script = (_prompt: Prompt, call: number) =>
       call % 2 === 1 ? toolCall('weather', { city: 'Oslo' }) : textAnswer('Cold.');
@@ -244,6 +310,65 @@ describe.each(storesUnderTest('ai-sdk-http'))('fromAiSdk over HTTP on $name', ({
     expect(done.status.state).toBe('completed');
     expect(ran).toBe(1);
     expect(textOf(done.artifacts?.[0]?.parts)).toContain('"deleted":"notes.txt"');
+  });
+
+  it('a new task in the context after an unanswered question tells the model so, then sends the new message', async () => {
+    const { model, prompts } = scriptedModel((_prompt, call) =>
+      call === 1 ? toolCall('askUser', { question: 'Which city?' }) : textAnswer('Fine, something else then.'),
+    );
+    const url = await serve(
+      fromAiSdk(({ messages, abortSignal }) =>
+        streamText({ model, tools: { askUser }, messages, abortSignal, stopWhen: stepCountIs(3) }),
+      ),
+      storeUrl(),
+    );
+    const asked = await send(url, userMessage('Book me a train'));
+    expect(asked.status.state).toBe('input-required');
+    // Not a reply to the task: a new task in the same context.
+    const other = await send(url, userMessage('Never mind, tell me a joke', { contextId: asked.contextId }));
+    expect(other.status.state).toBe('completed');
+    expect(transcript(prompts[1] ?? [])).toEqual([
+      'user: Book me a train',
+      'assistant: call askUser',
+      'tool: result {"type":"error-text","value":"The user did not answer."}',
+      'user: Never mind, tell me a joke',
+    ]);
+  });
+
+  it("shows reasoning as a working update; toolErrors 'model' lets the model see a tool's error and go on", async () => {
+    const broken = tool({
+      description: 'Always fails.',
+      inputSchema: jsonSchema<{ q: string }>({ type: 'object', properties: { q: { type: 'string' } } }),
+      execute: async (): Promise<string> => {
+        throw new Error('no service');
+      },
+    });
+    const { model, prompts } = scriptedModel((_prompt, call) =>
+      call === 1
+        ? [
+            { type: 'reasoning-start', id: 'r' },
+            { type: 'reasoning-delta', id: 'r', delta: 'The user wants ' },
+            { type: 'reasoning-delta', id: 'r', delta: 'a lookup.' },
+            { type: 'reasoning-end', id: 'r' },
+            ...toolCall('broken', { q: 'x' }),
+          ]
+        : textAnswer('The service is down.'),
+    );
+    const url = await serve(
+      fromAiSdk(
+        ({ messages, abortSignal }) =>
+          streamText({ model, tools: { broken }, messages, abortSignal, stopWhen: stepCountIs(3) }),
+        { toolErrors: 'model', progress: 'text' },
+      ),
+      storeUrl(),
+    );
+    const events = await stream(url, userMessage('look it up'));
+    const progress = statusEvents(events)
+      .filter((event) => event.status.message)
+      .map((event) => textOf(event.status.message?.parts));
+    expect(progress).toEqual(['The user wants a lookup.', 'Calling broken({"q":"x"})', 'broken failed: no service']);
+    expect(shapeOf(events.at(-1) as StreamResult)).toBe('status completed final');
+    expect(transcript(prompts[1] ?? []).at(-1)).toContain('no service');
   });
 
   it("serves the SDK's agent class (ToolLoopAgent) the same way", async () => {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AgentExecutor, Message, Part, StreamResult, Task } from '@fastify-a2a/core';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { a2aPlugin } from 'fastify-a2a';
+import { type A2APluginOptions, a2aPlugin } from 'fastify-a2a';
 import { afterAll, afterEach } from 'vitest';
 import { nextId } from '../../../test-support/helpers.js';
 import { withPostgres } from '../../../test-support/postgres.js';
@@ -35,12 +35,16 @@ export function storesUnderTest(prefix: string): StoreUnderTest[] {
 }
 
 /** Starts the plugin serving `executor` on `store` on a loopback port (closed after the test); its base URL. */
-export function useServers(): (executor: AgentExecutor, store: string) => Promise<string> {
+export function useServers(): (
+  executor: AgentExecutor,
+  store: string,
+  options?: Partial<A2APluginOptions>,
+) => Promise<string> {
   const open: FastifyInstance[] = [];
   afterEach(async () => {
     for (const app of open.splice(0)) await app.close();
   });
-  return async (executor, store) => {
+  return async (executor, store, options = {}) => {
     const app = Fastify({ logger: false });
     open.push(app);
     await app.register(a2aPlugin, {
@@ -49,6 +53,7 @@ export function useServers(): (executor: AgentExecutor, store: string) => Promis
       store,
       retention: false,
       drainTimeoutMs: 500,
+      ...options,
     });
     await app.listen({ host: '127.0.0.1', port: 0 });
     const address = app.server.address();
