@@ -180,8 +180,9 @@ describe('fromLangGraph on the wire', () => {
   });
 
   it('tasks/cancel aborts the graph run', async () => {
-    // About 5.5 s of streaming if nothing stopped it.
-    const { url, graph } = await start({ sleepMs: 100 });
+    // 24 characters 40 ms apart: the model would finish in about a second if nothing stopped it.
+    const answer = 'abcdefghijklmnopqrstuvwx';
+    const { url, graph } = await start({ sleepMs: 40, answers: [answer] });
     const sent = await rpc<Task>(url, 'message/send', {
       message: message('hello'),
       configuration: { blocking: false },
@@ -196,13 +197,14 @@ describe('fromLangGraph on the wire', () => {
     );
     const canceled = await rpc<Task>(url, 'tasks/cancel', { id: sent.id });
     expect(canceled.status.state).toBe('canceled');
-    // The run stopped: the agent node never finished, so the thread holds no AI message.
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // The run stopped: well after the model would have finished, the agent node has not, so the
+    // thread holds no AI message (it would, had the run gone on without the turn's signal).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     const state = await graph.getState({ configurable: { thread_id: sent.contextId } });
     expect(state.values.messages?.some((m: { type: string }) => m.type === 'ai') ?? false).toBe(false);
     const task = await rpc<Task>(url, 'tasks/get', { id: sent.id });
     expect(task.status.state).toBe('canceled');
-    expect(artifactText(task.artifacts?.[0]).length).toBeLessThan(DEFAULT_ANSWER.length);
+    expect(artifactText(task.artifacts?.[0]).length).toBeLessThan(answer.length);
   });
 
   it('what a node throws fails the task with its message', async () => {
