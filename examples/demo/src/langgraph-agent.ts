@@ -132,8 +132,9 @@ async function demoModel(env: NodeJS.ProcessEnv): Promise<{ model: BaseChatModel
 
 /**
  * LangGraph's official checkpointer on the A2A store's database: `sqlite:<file>` → SqliteSaver on
- * that file; `postgres://…` → PostgresSaver in the store URL's `schema` (its tables,
- * `checkpoints` and `checkpoint_*`, beside the store's); `memory:` → MemorySaver (one process).
+ * that file; `postgres://…` → PostgresSaver in the store's schema (the URL's `schema`, default
+ * `a2a`; its tables, `checkpoints` and `checkpoint_*`, beside the store's); `memory:` → MemorySaver
+ * (one process).
  */
 export async function checkpointerFor(
   store: string,
@@ -151,7 +152,8 @@ export async function checkpointerFor(
   if (store.startsWith('postgres:') || store.startsWith('postgresql:')) {
     const { PostgresSaver } = await import('@langchain/langgraph-checkpoint-postgres');
     const url = new URL(store);
-    const schema = url.searchParams.get('schema') ?? 'public';
+    // The store's schema (its default is `a2a`): LangGraph's tables sit beside the store's.
+    const schema = url.searchParams.get('schema') ?? 'a2a';
     url.searchParams.delete('schema');
     const saver = PostgresSaver.fromConnString(url.href, { schema });
     await setupOnce(saver);
