@@ -23,7 +23,7 @@ export interface A2AToolOptions {
   card?: string;
   /** A client already connected (its card is not read again). */
   client?: A2AClient;
-  /** What the model reads to decide when to call the agent. @default from the card when given as `client`, else a sentence naming the URL */
+  /** What the model reads to decide when to call the agent. @default from the card (name, description, skills) when given a `client` (see {@link a2aToolFor}), else a sentence naming the URL */
   description?: string;
   /** Follow the task's stream (when the agent streams), resuming it if it drops. @default true */
   stream?: boolean;
@@ -140,6 +140,46 @@ export function toModelOutput(output: A2AToolOutput): ToolResultOutput {
 
 const ENDED = new Set(['failed', 'rejected', 'canceled']);
 
+/** Longest tool description made from a card: the card is the remote party's text, and the model reads it on every call. */
+const MAX_CARD_DESCRIPTION = 1000;
+
+/** The tool's description from an agent card: its name and description, and its skills'. Undefined when the card says nothing. */
+function describeCard(card: Record<string, unknown>): string | undefined {
+  const text = (value: unknown): string => (typeof value === 'string' ? value.trim() : '');
+  const lines: string[] = [];
+  const head = [text(card.name), text(card.description)].filter(Boolean).join(': ');
+  if (head !== '') lines.push(`Send a message to the A2A agent ${head}`);
+  const skills = Array.isArray(card.skills) ? card.skills : [];
+  for (const skill of skills) {
+    if (skill === null || typeof skill !== 'object') continue;
+    const entry = [text((skill as Record<string, unknown>).name), text((skill as Record<string, unknown>).description)]
+      .filter(Boolean)
+      .join(': ');
+    if (entry !== '') lines.push(`- ${entry}`);
+  }
+  if (lines.length === 0) return undefined;
+  const description = lines.join('\n');
+  return description.length > MAX_CARD_DESCRIPTION ? `${description.slice(0, MAX_CARD_DESCRIPTION - 1)}…` : description;
+}
+
+/**
+ * {@link a2aTool} for the agent at `reference`, its card read first: the tool's description (what the
+ * model reads to choose it) is the card's name, description and skills unless `options.description`
+ * is given.
+ */
+export async function a2aToolFor(
+  reference: string,
+  options: Omit<A2AToolOptions, 'url' | 'card' | 'client'> = {},
+): Promise<Tool<A2AToolInput, A2AToolOutput>> {
+  const client = await connect(reference, {
+    ...options.connect,
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.headers ? { headers: options.headers } : {}),
+    ...(options.bearer !== undefined ? { bearer: options.bearer } : {}),
+  });
+  return a2aTool({ ...options, url: reference, client });
+}
+
 /**
  * An AI SDK tool that sends its `message` to a remote A2A agent and returns the agent's answer.
  *
@@ -169,12 +209,10 @@ export function a2aTool(options: A2AToolOptions): Tool<A2AToolInput, A2AToolOutp
     });
     return connecting;
   };
-  const cardDescription = options.client?.card.description;
   const description =
     options.description ??
-    (typeof cardDescription === 'string' && cardDescription !== ''
-      ? cardDescription
-      : `Send a message to the A2A agent at ${agent} and get its answer. The conversation with it continues across calls.`);
+    (options.client ? describeCard(options.client.card) : undefined) ??
+    `Send a message to the A2A agent at ${agent} and get its answer. The conversation with it continues across calls.`;
 
   return tool<A2AToolInput, A2AToolOutput>({
     description,

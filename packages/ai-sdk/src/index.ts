@@ -3,6 +3,7 @@ export {
   type A2AToolOptions,
   type A2AToolOutput,
   a2aTool,
+  a2aToolFor,
   type RemoteConversation,
   remoteConversationIn,
 } from './a2a-tool.js';

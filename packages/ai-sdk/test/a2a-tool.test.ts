@@ -7,7 +7,7 @@ import { jsonSchema, type ModelMessage, stepCountIs, streamText, type ToolSet, t
 import { bearerTokens } from 'fastify-a2a';
 import { describe, expect, it } from 'vitest';
 import { toModelOutput } from '../src/a2a-tool.js';
-import { a2aTool, fromAiSdk, remoteConversationIn } from '../src/index.js';
+import { a2aTool, a2aToolFor, fromAiSdk, remoteConversationIn } from '../src/index.js';
 import { useServers } from './helpers.js';
 import { lastText, type Prompt, scriptedModel, textAnswer, toolCall } from './mock-model.js';
 
@@ -180,6 +180,28 @@ describe('a2aTool', () => {
         'http://a',
       ),
     ).toEqual({ agent: 'http://a', contextId: 'c', pendingTaskId: undefined });
+  });
+
+  it("a2aToolFor reads the card first: the tool's description is the agent's name, description and skills", async () => {
+    const url = await serve(
+      fromAiSdk(({ messages, abortSignal }) =>
+        streamText({ model: scriptedModel(() => textAnswer('hi')).model, messages, abortSignal }),
+      ),
+      'memory:',
+      {
+        agentCard: {
+          name: 'Research',
+          description: 'Finds papers.',
+          version: '1.0.0',
+          skills: [{ id: 's', name: 'Search', description: 'Searches arXiv.', tags: [] }],
+        },
+      },
+    );
+    const remote = await a2aToolFor(url);
+    expect(remote.description).toBe(
+      'Send a message to the A2A agent Research: Finds papers.\n- Search: Searches arXiv.',
+    );
+    expect((await a2aToolFor(url, { description: 'mine' })).description).toBe('mine');
   });
 
   it('needs an agent', () => {
