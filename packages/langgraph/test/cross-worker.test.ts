@@ -8,11 +8,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Task } from '@fastify-a2a/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { withPostgres } from '../../../test-support/postgres.js';
 import { checkpointerFor } from './checkpointers.js';
-import { DEFAULT_ANSWER } from './graphs.js';
-import { artifactText, message, send, textOf } from './helpers.js';
+import { assistantGraph, DEFAULT_ANSWER } from './graphs.js';
+import { artifactText, message, rpc, send, textOf, waitFor } from './helpers.js';
 
 const workerEntry = fileURLToPath(new URL('./worker.ts', import.meta.url));
 const postgres = withPostgres('langgraph_workers');
@@ -42,7 +43,8 @@ afterAll(async () => {
 /** Starts a worker on `storeUrl`; resolves with its base URL once it listens. */
 async function startWorker(storeUrl: string, id: string): Promise<string> {
   const child = spawn(process.execPath, ['--conditions=@fastify-a2a/source', '--import', 'tsx', workerEntry], {
-    env: { ...process.env, STORE_URL: storeUrl, WORKER_ID: id },
+    // The fake model streams its 55 characters 20 ms apart: about a second, time enough to cancel.
+    env: { ...process.env, STORE_URL: storeUrl, WORKER_ID: id, SLEEP_MS: '20' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -83,7 +85,7 @@ const stores = [
 ] as const;
 
 describe.each(stores)('two workers on $name', (store) => {
-  it('a LangGraph interrupt raised on worker 1 is resumed on worker 2', async () => {
+  it('a LangGraph interrupt raised on worker 1 is resumed on worker 2, and a cancel sent to worker 2 aborts a run started through worker 1', async () => {
     const storeUrl = store.url();
     // The checkpointer's tables once, before the workers start (as a deploy step would).
     await (await checkpointerFor(storeUrl)).close();
@@ -103,5 +105,35 @@ describe.each(stores)('two workers on $name', (store) => {
     const next = await send(w1 as string, message('thanks', { contextId: asked.contextId }));
     expect(next.status.state).toBe('completed');
     expect(artifactText(next.artifacts?.[0])).toBe(DEFAULT_ANSWER);
+
+    // A cancel sent to w2 aborts the run started through w1: long after the model would have finished, the
+    // agent node has not (the shared checkpoint holds no answer), and the task stays canceled.
+    const running = await rpc<Task>(w1 as string, 'message/send', {
+      message: message('hello'),
+      configuration: { blocking: false },
+    });
+    await waitFor(
+      async () => {
+        const task = await rpc<Task>(w2 as string, 'tasks/get', { id: running.id });
+        return (task.artifacts?.length ?? 0) > 0;
+      },
+      10_000,
+      'a first chunk',
+    );
+    const canceled = await rpc<Task>(w2 as string, 'tasks/cancel', { id: running.id });
+    expect(canceled.status.state).toBe('canceled');
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const reader = await checkpointerFor(storeUrl);
+    try {
+      const state = await assistantGraph({ checkpointer: reader.checkpointer }).getState({
+        configurable: { thread_id: running.contextId },
+      });
+      expect(state.values.messages?.map((m: { type: string }) => m.type)).toEqual(['human']);
+    } finally {
+      await reader.close();
+    }
+    const after = await rpc<Task>(w1 as string, 'tasks/get', { id: running.id });
+    expect(after.status.state).toBe('canceled');
+    expect(artifactText(after.artifacts?.[0]).length).toBeLessThan(DEFAULT_ANSWER.length);
   });
 });

@@ -1,6 +1,6 @@
 /**
  * One worker process of the cross-worker test: the plugin serving `assistantGraph` on STORE_URL,
- * with LangGraph's official checkpointer on the same database. Prints `READY <port>`; SIGTERM closes it.
+ * with LangGraph's official checkpointer on the same database; SLEEP_MS paces the fake model. Prints `READY <port>`; SIGTERM closes it.
  */
 import Fastify from 'fastify';
 import { a2aPlugin } from 'fastify-a2a';
@@ -12,7 +12,11 @@ import { assistantGraph } from './graphs.js';
 const storeUrl = process.env.STORE_URL;
 if (!storeUrl) throw new Error('STORE_URL is required');
 const shared = await checkpointerFor(storeUrl);
-const graph = assistantGraph({ checkpointer: shared.checkpointer, workerId: process.env.WORKER_ID ?? 'a worker' });
+const graph = assistantGraph({
+  checkpointer: shared.checkpointer,
+  workerId: process.env.WORKER_ID ?? 'a worker',
+  sleepMs: Number(process.env.SLEEP_MS ?? 1),
+});
 
 const app = Fastify({ logger: { level: 'warn' } });
 await app.register(a2aPlugin, {
