@@ -27,6 +27,7 @@ export default defineConfig({
       project('grpc'),
       project('client'),
       project('ai-sdk'),
+      project('langgraph'),
       // The demo as real child processes on each store (examples/demo/test).
       { extends: true as const, test: { name: 'demo', root: 'examples/demo', include: ['test/**/*.test.ts'] } },
     ],

@@ -15,10 +15,12 @@
  * 5. The app (plain `.mjs`, plain `node`: no tsx, no export conditions) registers `a2aPlugin` with
  *    an AI SDK executor (`fromAiSdk` from @fastify-a2a/ai-sdk over the SDK's mock model, which
  *    echoes; `ai` 6 from the registry) and imports `@fastify-a2a/core/testing` and
- *    `@fastify-a2a/core/agent-kit`; it is started once per store URL
+ *    `@fastify-a2a/core/agent-kit`; a message starting "graph:" goes to a LangGraph graph instead
+ *    (`fromLangGraph` from @fastify-a2a/langgraph; LangGraph from the registry, with its official
+ *    SQLite checkpointer on the store's file on `sqlite:`); it is started once per store URL
  *    (`memory:`, `sqlite:<tmp>/a.db`, `postgres://…?schema=<fresh>`), which makes the plugin load
  *    each store package by name from the installed layout. Each run answers the agent card, a
- *    JSON-RPC `message/send` and a REST `POST /v1/message:send`; the app also serves gRPC
+ *    JSON-RPC `message/send` (and one to the graph) and a REST `POST /v1/message:send`; the app also serves gRPC
  *    (`@fastify-a2a/grpc`, its .proto files from the tarball) and sends itself one SendMessage; on
  *    memory, the installed `a2a` bin of @fastify-a2a/client runs `card get` and `send` against it.
  *
@@ -38,7 +40,17 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const PACKAGES = ['core', 'store-memory', 'store-sqlite', 'store-postgres', 'fastify', 'grpc', 'client', 'ai-sdk'];
+const PACKAGES = [
+  'core',
+  'store-memory',
+  'store-sqlite',
+  'store-postgres',
+  'fastify',
+  'grpc',
+  'client',
+  'ai-sdk',
+  'langgraph',
+];
 const ATTW = '@arethetypeswrong/cli@0.18.5';
 const POSTGRES_URL_ENV = 'A2A_TEST_POSTGRES_URL';
 const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
@@ -137,6 +149,10 @@ import { a2aPlugin } from 'fastify-a2a';
 import * as testing from '@fastify-a2a/core/testing';
 import { TextArtifactStream } from '@fastify-a2a/core/agent-kit';
 import { a2aTool, fromAiSdk } from '@fastify-a2a/ai-sdk';
+import { fromLangGraph } from '@fastify-a2a/langgraph';
+import { AIMessage } from '@langchain/core/messages';
+import { MemorySaver, MessagesAnnotation, START, StateGraph } from '@langchain/langgraph';
+import { SqliteSaver } from '@langchain/langgraph-checkpoint-sqlite';
 import { a2aServiceDefinition, serveGrpc } from '@fastify-a2a/grpc';
 import { credentials, makeGenericClientConstructor, Metadata } from '@grpc/grpc-js';
 import { streamText } from 'ai';
@@ -164,11 +180,21 @@ const model = new MockLanguageModelV3({
   },
 });
 
+// A LangGraph graph that echoes too, its checkpoints on the store's SQLite file when there is one.
+const store = process.argv[2];
+const checkpointer = store.startsWith('sqlite:') ? SqliteSaver.fromConnString(store.slice(7)) : new MemorySaver();
+const graph = new StateGraph(MessagesAnnotation)
+  .addNode('echo', (state) => ({ messages: [new AIMessage(\`echo: \${state.messages.at(-1).text}\`)] }))
+  .addEdge(START, 'echo')
+  .compile({ checkpointer });
+const graphAgent = fromLangGraph(graph);
+const aiSdkAgent = fromAiSdk(({ messages, abortSignal }) => streamText({ model, messages, abortSignal }));
+
 const app = Fastify();
 await app.register(a2aPlugin, {
   agentCard: { name: 'Pack check', description: 'Echoes the text it is sent.', version: '1.0.0' },
-  store: process.argv[2],
-  executor: fromAiSdk(({ messages, abortSignal }) => streamText({ model, messages, abortSignal })),
+  store,
+  executor: (turn) => (turn.text.startsWith('graph:') ? graphAgent : aiSdkAgent).execute(turn),
 });
 const grpc = await serveGrpc(app, { port: 0 });
 const url = await app.listen({ host: '127.0.0.1', port: 0 });
@@ -195,6 +221,7 @@ process.once('SIGTERM', () => {
 async function createApp(dir, tarballs, prebuild) {
   const fastifyManifest = JSON.parse(await readFile(join(ROOT, 'packages', 'fastify', 'package.json'), 'utf8'));
   const aiSdkManifest = JSON.parse(await readFile(join(ROOT, 'packages', 'ai-sdk', 'package.json'), 'utf8'));
+  const langGraphManifest = JSON.parse(await readFile(join(ROOT, 'packages', 'langgraph', 'package.json'), 'utf8'));
   const manifest = {
     name: 'fastify-a2a-pack-check',
     private: true,
@@ -205,6 +232,13 @@ async function createApp(dir, tarballs, prebuild) {
       fastify: fastifyManifest.peerDependencies.fastify,
       // The AI SDK version the adapter is tested with (its peer range also admits 7, which needs Node 22).
       ai: aiSdkManifest.devDependencies.ai,
+      // The LangGraph versions the adapter is tested with, and the official SQLite checkpointer.
+      ...Object.fromEntries(
+        ['@langchain/core', '@langchain/langgraph', '@langchain/langgraph-checkpoint-sqlite'].map((name) => [
+          name,
+          langGraphManifest.devDependencies[name],
+        ]),
+      ),
     },
     ...(prebuild.version ? { overrides: { 'better-sqlite3': prebuild.version } } : {}),
     allowScripts: { 'better-sqlite3': true },
@@ -328,6 +362,33 @@ async function exercise(base) {
       task.artifacts?.[0]?.parts?.[0]?.text === 'echo: hi rpc',
     'JSON-RPC message/send: a completed task with the artifact "echo: hi rpc"',
     rpc,
+  );
+
+  const graphRpc = await request(`${base}/a2a`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'message/send',
+      params: {
+        message: {
+          kind: 'message',
+          messageId: randomUUID(),
+          role: 'user',
+          parts: [{ kind: 'text', text: 'graph: hi' }],
+        },
+        configuration: { blocking: true },
+      },
+    }),
+  });
+  const graphTask = graphRpc.body?.result;
+  expect(
+    graphRpc.status === 200 &&
+      graphTask?.status?.state === 'completed' &&
+      graphTask.artifacts?.[0]?.parts?.[0]?.text === 'echo: graph: hi',
+    'JSON-RPC message/send to the LangGraph graph: a completed task with the artifact "echo: graph: hi"',
+    graphRpc,
   );
 
   const rest = await request(`${base}/v1/message:send`, {

@@ -35,7 +35,7 @@ export const POSTGRES_URL_ENV = 'A2A_TEST_POSTGRES_URL';
 export const DEFAULT_POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
 /** Projects whose tests need a Postgres server; others never cause a throwaway cluster to start. */
-const POSTGRES_PROJECTS = new Set(['store-postgres', 'fastify', 'grpc', 'client', 'ai-sdk', 'demo']);
+const POSTGRES_PROJECTS = new Set(['store-postgres', 'fastify', 'grpc', 'client', 'ai-sdk', 'langgraph', 'demo']);
 
 const PROBE_TIMEOUT_MS = 2_000;
 

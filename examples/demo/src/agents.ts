@@ -2,6 +2,7 @@ import type { AgentExecutor, TurnContext } from '@fastify-a2a/core';
 import type { A2APluginOptions, AgentCardInput } from 'fastify-a2a';
 import { aiSdkAgent, aiSdkCard, demoModel } from './ai-sdk-agent.js';
 import { delegateAgent, delegateCard } from './delegate.js';
+import { langGraphCard, tokensPerSecond } from './langgraph-agent.js';
 
 /** Resolves after `ms`, or rejects as soon as `signal` aborts (a tasks/cancel from any worker). */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -110,6 +111,7 @@ export const tckAgent: AgentExecutor = createTckAgent();
 /** Throws with a message naming the fix when the selected agent's settings are wrong (checked at startup). */
 export function checkDemoAgentSettings(name: DemoAgentName, env: NodeJS.ProcessEnv): void {
   if (name === 'ai-sdk') demoModel(env);
+  if (name === 'langgraph') tokensPerSecond(env);
 }
 
 export const demoAgents = {
@@ -119,7 +121,13 @@ export const demoAgents = {
   // Built on first use: it reads its model settings from the environment.
   'ai-sdk': lazyAgent(() => aiSdkAgent()),
 } as const;
-export type DemoAgentName = keyof typeof demoAgents;
+/** Agents built at startup, once what they connect to is ready (server.ts builds them). */
+export const builtAgents = ['langgraph'] as const;
+export type DemoAgentName = keyof typeof demoAgents | (typeof builtAgents)[number];
+export const demoAgentNames: readonly DemoAgentName[] = [
+  ...(Object.keys(demoAgents) as DemoAgentName[]),
+  ...builtAgents,
+];
 
 /**
  * Plugin options a demo agent needs beyond its card and executor. The A2A TCK's concurrency tests
@@ -143,6 +151,7 @@ function lazyAgent(make: () => AgentExecutor): AgentExecutor {
 
 export function demoCard(name: DemoAgentName): AgentCardInput {
   if (name === 'delegate') return delegateCard();
+  if (name === 'langgraph') return langGraphCard();
   if (name === 'ai-sdk') return aiSdkCard();
   const echo = name === 'echo';
   return {

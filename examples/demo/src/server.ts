@@ -1,7 +1,7 @@
 /**
  * The demo: `npm start` serves the demo agent on HOST:PORT (default 127.0.0.1:41241).
- * Environment: DEMO_AGENT (echo | tck | delegate | ai-sdk, default echo; delegate calls DEMO_DELEGATE_URL;
- * ai-sdk reads DEMO_TOKENS_PER_S, OPENAI_API_KEY, see ai-sdk-agent.ts), A2A_STORE (memory:, sqlite:<path>,
+ * Environment: DEMO_AGENT (echo | tck | delegate | ai-sdk | langgraph, default echo; delegate calls DEMO_DELEGATE_URL;
+ * ai-sdk and langgraph read DEMO_TOKENS_PER_S, OPENAI_API_KEY, see ai-sdk-agent.ts and langgraph-agent.ts), A2A_STORE (memory:, sqlite:<path>,
  * postgres://…; default sqlite:./.data/a2a.db), A2A_BASE_URL (public URL for the card),
  * A2A_LEASE_TTL_MS (how soon a crashed worker's tasks are failed), LOG_LEVEL; authentication:
  * A2A_AUTH_TOKENS ("alice:tok-a,bob:tok-b"), A2A_JWKS_URL with A2A_JWT_ISSUER and A2A_JWT_AUDIENCE
@@ -12,12 +12,21 @@
  * A2A_CARD_SIGNING_KID (see card-signing.ts); the A2A 1.1 draft's task generations: A2A_DRAFT_11=1.
  */
 
+import type { AgentExecutor } from '@fastify-a2a/core';
 import Fastify from 'fastify';
 import { a2aChildLoggerFactory, a2aPlugin, redact } from 'fastify-a2a';
-import { checkDemoAgentSettings, type DemoAgentName, demoAgents, demoCard, demoOptions } from './agents.js';
+import {
+  checkDemoAgentSettings,
+  type DemoAgentName,
+  demoAgentNames,
+  demoAgents,
+  demoCard,
+  demoOptions,
+} from './agents.js';
 import { type DemoAuth, demoAuth, isLoopback } from './auth.js';
 import { cardSigningSummary, demoCardSigning } from './card-signing.js';
 import { demoGrpc } from './grpc.js';
+import { createLangGraphAgent } from './langgraph-agent.js';
 import { demoMonitor, monitorSummary } from './monitor.js';
 import { demoPush, pushSummary } from './push.js';
 import { demoMetrics, startDemoTracing, telemetrySummary } from './telemetry.js';
@@ -27,8 +36,8 @@ const port = Number(process.env.PORT ?? 41241);
 const agentName = (process.env.DEMO_AGENT ?? 'echo') as DemoAgentName;
 const store = process.env.A2A_STORE ?? 'sqlite:./.data/a2a.db';
 
-if (!(agentName in demoAgents)) {
-  console.error(`DEMO_AGENT must be one of ${Object.keys(demoAgents).join(', ')}; got "${agentName}".`);
+if (!demoAgentNames.includes(agentName)) {
+  console.error(`DEMO_AGENT must be one of ${demoAgentNames.join(', ')}; got "${agentName}".`);
   process.exit(1);
 }
 
@@ -62,10 +71,19 @@ const tracing = startDemoTracing(process.env);
 const app = Fastify({ logger: { level: process.env.LOG_LEVEL ?? 'info' }, childLoggerFactory: a2aChildLoggerFactory });
 if (tracing !== undefined) app.addHook('onClose', () => tracing.shutdown());
 let grpcSummary = '';
+let modelSummary = '';
 try {
+  let executor: AgentExecutor;
+  if (agentName === 'langgraph') {
+    // Its checkpointer connects to the store's database first (see langgraph-agent.ts).
+    const langGraph = await createLangGraphAgent(store, process.env);
+    app.addHook('onClose', () => langGraph.close());
+    executor = langGraph.executor;
+    modelSummary = `; ${langGraph.summary}`;
+  } else executor = demoAgents[agentName];
   await app.register(a2aPlugin, {
     agentCard: card,
-    executor: demoAgents[agentName],
+    executor,
     ...demoOptions(agentName),
     store,
     ...(auth.authenticate ? { authenticate: auth.authenticate } : {}),
@@ -87,7 +105,7 @@ try {
 }
 const shown = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host;
 console.log(
-  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)}; ${monitorSummary(monitor)}; ${telemetrySummary(process.env, tracing)}; ${cardSigningSummary(cardSigning)}${draft11 ? '; A2A 1.1 draft: task generations' : ''}${grpcSummary})`,
+  `A2A ${agentName} agent ready; card: http://${shown}:${port}/.well-known/agent-card.json (store ${redact(store)}; ${auth.summary}; ${pushSummary(push)}; ${monitorSummary(monitor)}; ${telemetrySummary(process.env, tracing)}; ${cardSigningSummary(cardSigning)}${draft11 ? '; A2A 1.1 draft: task generations' : ''}${grpcSummary}${modelSummary})`,
 );
 if (auth.authenticate === undefined && !isLoopback(host)) {
   console.warn(

@@ -96,7 +96,7 @@ function inherited(): NodeJS.ProcessEnv {
     'PORT',
     'A2A_STORE',
     'DEMO_AGENT',
-    // The ai-sdk agent's: with a developer's OPENAI_API_KEY the tests would call a real model.
+    // The ai-sdk and langgraph agents': with a developer's OPENAI_API_KEY the tests would call a real model.
     'DEMO_TOKENS_PER_S',
     'DEMO_MODEL',
     'OPENAI_API_KEY',

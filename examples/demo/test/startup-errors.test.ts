@@ -44,15 +44,18 @@ describe('the demo on a store it cannot use', () => {
     const demo = await spawnDemo({ A2A_STORE: 'memory:', DEMO_AGENT: 'nope' });
     const exit = await demo.exited;
     expect(exit.code).toBe(1);
-    expect(demo.stderr().trim()).toBe('DEMO_AGENT must be one of echo, tck, delegate, ai-sdk; got "nope".');
+    expect(demo.stderr().trim()).toBe('DEMO_AGENT must be one of echo, tck, delegate, ai-sdk, langgraph; got "nope".');
   });
 
-  it('exits non-zero on a DEMO_TOKENS_PER_S that is not a rate, for the ai-sdk agent', async () => {
-    const demo = await spawnDemo({ A2A_STORE: 'memory:', DEMO_AGENT: 'ai-sdk', DEMO_TOKENS_PER_S: '0' });
-    const exit = await demo.exited;
-    expect(exit.code).toBe(1);
-    expect(demo.stderr().trim()).toBe(
-      'Could not start the demo: DEMO_TOKENS_PER_S must be a number of tokens a second above 0; got "0".',
-    );
-  });
+  it.each(['ai-sdk', 'langgraph'])(
+    'exits non-zero on a DEMO_TOKENS_PER_S that is not a rate, for the %s agent',
+    async (agent) => {
+      const demo = await spawnDemo({ A2A_STORE: 'memory:', DEMO_AGENT: agent, DEMO_TOKENS_PER_S: '0' });
+      const exit = await demo.exited;
+      expect(exit.code).toBe(1);
+      expect(demo.stderr().trim()).toBe(
+        'Could not start the demo: DEMO_TOKENS_PER_S must be a number of tokens a second above 0; got "0".',
+      );
+    },
+  );
 });
