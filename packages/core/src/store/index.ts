@@ -11,6 +11,7 @@ export * from './coordination.js';
 export * from './kit.js';
 export * from './message-digest.js';
 export * from './push.js';
+export * from './recent-events.js';
 export * from './request-checks.js';
 export * from './sql-rows.js';
 export * from './subscribers.js';
