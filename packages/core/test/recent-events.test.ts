@@ -66,9 +66,11 @@ describe('RecentEvents', () => {
     recent.record('t', 1, jsons('t', 'original'), 1);
     const [first] = recent.read('t', 0) ?? [];
     const [second] = recent.read('t', 0) ?? [];
-    expect(first?.event).not.toBe(second?.event);
-    ((first?.event as { artifact: { parts: { text: string }[] } }).artifact.parts[0] as { text: string }).text =
-      'changed';
+    if (first === undefined || second === undefined) throw new Error('nothing read');
+    expect(first.event).not.toBe(second.event);
+    const part = (first.event as { artifact: { parts: { text: string }[] } }).artifact.parts[0];
+    if (part === undefined) throw new Error('no part');
+    part.text = 'changed';
     expect(recent.read('t', 0)).toEqual([{ seq: 1, event: chunk('t', 'original'), createdAt: 1 }]);
   });
 

@@ -351,7 +351,18 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
       enqueue: enqueueTurn !== undefined,
       finish: finishTurn !== undefined,
     });
-    const prepared: StoreCommit = { request, text, values, version, scope, messageIds, ctx, keys, eventJsons, createdAt: now };
+    const prepared: StoreCommit = {
+      request,
+      text,
+      values,
+      version,
+      scope,
+      messageIds,
+      ctx,
+      keys,
+      eventJsons,
+      createdAt: now,
+    };
     const queue = this.#groupCommit;
     if (queue === undefined) return this.#settle(prepared, await this.#execute(prepared), ctx);
     this.#ready(ctx);

@@ -34,7 +34,9 @@ async function countedStore(groupCommit: boolean): Promise<{ store: SqliteStore;
     },
   });
   const store = new SqliteStore({ database, groupCommit });
-  cleanup.push(() => database.close());
+  cleanup.push(() => {
+    database.close();
+  });
   cleanup.push(() => store.close());
   await store.open();
   return { store, eventReads: () => reads };

@@ -104,45 +104,42 @@ export function eventLog(options: ConformanceOptions): void {
       expect(await store.getVersions(many)).toEqual(new Map([[a.id, 1]]));
     });
 
-    test(
-      'an instance reads the events other instances committed after its own, once it has heard of them',
-      async (context) => {
-        const { expect, store, notificationTimeout } = context;
-        // A store may answer readEvents from the events it committed itself (with no read), and
-        // such an answer may stop before what other instances committed after them; never before
-        // a version the store has reported, by getTask, getVersions or a notification.
-        const [, other = store] = await storesOnLocation(context, 2);
-        const task = taskFixture({ state: 'working' });
-        const chunk = (text: string) => [artifactUpdate(task, text)];
-        await createTask(store, task);
-        await appendEvents(store, task.id, chunk('own 2'));
-        await appendEvents(other, task.id, chunk('other 3'));
-        expect((await store.getTask(task.id))?.version).toBe(3);
-        expect((await store.readEvents(task.id, 0)).map((e) => e.seq)).toEqual([1, 2, 3]);
-        expect(await store.readEvents(task.id, 1)).toEqual(await other.readEvents(task.id, 1));
+    test('an instance reads the events other instances committed after its own, once it has heard of them', async (context) => {
+      const { expect, store, notificationTimeout } = context;
+      // A store may answer readEvents from the events it committed itself (with no read), and
+      // such an answer may stop before what other instances committed after them; never before
+      // a version the store has reported, by getTask, getVersions or a notification.
+      const [, other = store] = await storesOnLocation(context, 2);
+      const task = taskFixture({ state: 'working' });
+      const chunk = (text: string) => [artifactUpdate(task, text)];
+      await createTask(store, task);
+      await appendEvents(store, task.id, chunk('own 2'));
+      await appendEvents(other, task.id, chunk('other 3'));
+      expect((await store.getTask(task.id))?.version).toBe(3);
+      expect((await store.readEvents(task.id, 0)).map((e) => e.seq)).toEqual([1, 2, 3]);
+      expect(await store.readEvents(task.id, 1)).toEqual(await other.readEvents(task.id, 1));
 
-        await appendEvents(store, task.id, chunk('own 4'));
-        await appendEvents(other, task.id, chunk('other 5'));
-        expect(await store.getVersions([task.id])).toEqual(new Map([[task.id, 5]]));
-        expect((await store.readEvents(task.id, 3)).map((e) => e.seq)).toEqual([4, 5]);
+      await appendEvents(store, task.id, chunk('own 4'));
+      await appendEvents(other, task.id, chunk('other 5'));
+      expect(await store.getVersions([task.id])).toEqual(new Map([[task.id, 5]]));
+      expect((await store.readEvents(task.id, 3)).map((e) => e.seq)).toEqual([4, 5]);
 
-        // Heard of by a notification (across instances where the store supports it).
-        if (other !== store && !store.supports.crossProcess) return;
-        const heard: number[] = [];
-        const unsubscribe = store.subscribe(task.id, (seq) => heard.push(seq));
-        try {
-          await appendEvents(store, task.id, chunk('own 6'));
-          await appendEvents(other, task.id, chunk('other 7'));
-          await eventually('a notification of seq 7', () => heard.some((seq) => seq >= 7), {
-            timeout: notificationTimeout,
-          });
-          expect((await store.readEvents(task.id, 5)).map((e) => e.seq)).toEqual([6, 7]);
-          expect(await store.readEvents(task.id, 0)).toEqual(await other.readEvents(task.id, 0));
-        } finally {
-          unsubscribe();
-        }
-      },
-    );
+      // Heard of by a notification (across instances where the store supports it).
+      if (other !== store && !store.supports.crossProcess) return;
+      const heard: number[] = [];
+      const unsubscribe = store.subscribe(task.id, (seq) => heard.push(seq));
+      try {
+        await appendEvents(store, task.id, chunk('own 6'));
+        await appendEvents(other, task.id, chunk('other 7'));
+        await eventually('a notification of seq 7', () => heard.some((seq) => seq >= 7), {
+          timeout: notificationTimeout,
+        });
+        expect((await store.readEvents(task.id, 5)).map((e) => e.seq)).toEqual([6, 7]);
+        expect(await store.readEvents(task.id, 0)).toEqual(await other.readEvents(task.id, 0));
+      } finally {
+        unsubscribe();
+      }
+    });
 
     test('event logs of different tasks are independent', async ({ expect, store }) => {
       const a = taskFixture({ state: 'working' });
