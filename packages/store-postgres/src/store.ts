@@ -402,6 +402,8 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     const { request, version } = commit;
     const { taskId, task, enqueueTurn } = request;
     if (rows.length === 0) {
+      // The caller learns of a version past what the cache may hold of the task.
+      this.#recent.forget(taskId);
       const current = await this.#query<{ version: number }>(this.#sql.version, [this.namespace, taskId], ctx);
       throw new VersionConflictError(taskId, request.expectedVersion, current.rows[0]?.version);
     }

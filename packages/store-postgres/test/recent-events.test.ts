@@ -97,6 +97,17 @@ describe.each([true, false])('readEvents of recent commits (groupCommit: %s)', (
     expect(eventReads()).toBe(before + 1);
   });
 
+  it('queries again after a version conflict (with no NOTIFY to tell it: listen false)', async () => {
+    const store = await openStore({ groupCommit, listen: false });
+    const other = await openStore();
+    const task = taskFixture({ state: 'working' });
+    await createTask(store, task, [artifactUpdate(task, 'own 2')]);
+    await appendEvents(other, task.id, [artifactUpdate(task, 'other 3')]);
+    const stale = store.commit({ taskId: task.id, expectedVersion: 2, task, events: [artifactUpdate(task, 'late')] });
+    await expect(stale).rejects.toMatchObject({ code: 'VERSION_CONFLICT' });
+    expect((await store.readEvents(task.id, 1)).map((e) => e.seq)).toEqual([2, 3]);
+  });
+
   it('queries after a purge', async () => {
     const { store, eventReads } = await countedStore(groupCommit);
     const task = taskFixture({ state: 'working' });

@@ -128,15 +128,26 @@ export class SqliteStore implements A2AStore, PushStore {
       {
         isOpen: () => this.#statements !== undefined,
         // Each commit is remembered once its transaction committed, before `committed` wakes the
-        // subscribers (whose followers then read it back from the cache).
+        // subscribers (whose followers then read it back from the cache). One refused (a version
+        // conflict: another process wrote the task) makes the cache forget the task, as the
+        // caller now knows of a version past what it holds.
         commitAlone: (args) => {
-          const turn = (this.#statements as Statements).commit.immediate(args);
+          let turn: QueueSlot | undefined;
+          try {
+            turn = (this.#statements as Statements).commit.immediate(args);
+          } catch (error) {
+            this.#recent.forget(args.write.taskId);
+            throw error;
+          }
           this.#remember(args);
           return turn;
         },
         commitBatch: (batch) => {
           const outcomes = (this.#statements as Statements).commitBatch.immediate(batch);
-          for (const [index, args] of batch.entries()) if (outcomes[index]?.ok) this.#remember(args);
+          for (const [index, args] of batch.entries()) {
+            if (outcomes[index]?.ok) this.#remember(args);
+            else this.#recent.forget(args.write.taskId);
+          }
           return outcomes;
         },
         failure: (error) =>

@@ -243,7 +243,7 @@ export interface TaskStore {
    * Where several instances write one log, an instance may answer from the events it committed
    * itself (see `RecentEvents`): the answer may then stop before events other instances committed
    * after them, but never before a version this instance has reported (by `getTask`,
-   * `getVersions` or a notification), and `[]` always means the log has nothing after `afterSeq`.
+   * `getVersions`, a version conflict or a notification), and `[]` always means the log has nothing after `afterSeq`.
    * A reader that must reach the log's end reads until it gets `[]`, as the followers do.
    */
   readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]>;

@@ -18,7 +18,8 @@
  *   held. The answer then stops early, a prefix of the log. Never earlier than a version this
  *   instance has told anyone about, though: the store reports to {@link RecentEvents.sawVersion}
  *   every version it hears of (notifications, getTask, getVersions, a version conflict) before
- *   passing it on, and a task whose held events end before it is dropped. A follower woken for a
+ *   passing it on, and a task whose held events end before it is dropped (a version conflict
+ *   drops the task: its caller now knows the log moved). A follower woken for a
  *   later seq therefore reads the database; a caller reading up to a version it was given reads
  *   up to it; and a reader that reads until it gets `[]` reads the database last (`[]` is never
  *   answered from here, since only the database knows nothing follows).

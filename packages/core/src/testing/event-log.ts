@@ -4,6 +4,8 @@ import {
   artifactUpdate,
   createTask,
   eventually,
+  isVersionConflict,
+  rejectionOf,
   statusUpdate,
   taskFixture,
   turnEnd,
@@ -108,7 +110,8 @@ export function eventLog(options: ConformanceOptions): void {
       const { expect, store, notificationTimeout } = context;
       // A store may answer readEvents from the events it committed itself (with no read), and
       // such an answer may stop before what other instances committed after them; never before
-      // a version the store has reported, by getTask, getVersions or a notification.
+      // a version the store has reported, by getTask, getVersions, a version conflict or a
+      // notification.
       const [, other = store] = await storesOnLocation(context, 2);
       const task = taskFixture({ state: 'working' });
       const chunk = (text: string) => [artifactUpdate(task, text)];
@@ -124,17 +127,25 @@ export function eventLog(options: ConformanceOptions): void {
       expect(await store.getVersions([task.id])).toEqual(new Map([[task.id, 5]]));
       expect((await store.readEvents(task.id, 3)).map((e) => e.seq)).toEqual([4, 5]);
 
+      // Heard of by a version conflict.
+      await appendEvents(store, task.id, chunk('own 6'));
+      await appendEvents(other, task.id, chunk('other 7'));
+      const snapshot = (await other.getTask(task.id))?.task ?? task;
+      const stale = store.commit({ taskId: task.id, expectedVersion: 6, task: snapshot, events: chunk('late') });
+      expect(isVersionConflict(await rejectionOf(stale))).toBe(true);
+      expect((await store.readEvents(task.id, 5)).map((e) => e.seq)).toEqual([6, 7]);
+
       // Heard of by a notification (across instances where the store supports it).
       if (other !== store && !store.supports.crossProcess) return;
       const heard: number[] = [];
       const unsubscribe = store.subscribe(task.id, (seq) => heard.push(seq));
       try {
-        await appendEvents(store, task.id, chunk('own 6'));
-        await appendEvents(other, task.id, chunk('other 7'));
-        await eventually('a notification of seq 7', () => heard.some((seq) => seq >= 7), {
+        await appendEvents(store, task.id, chunk('own 8'));
+        await appendEvents(other, task.id, chunk('other 9'));
+        await eventually('a notification of seq 9', () => heard.some((seq) => seq >= 9), {
           timeout: notificationTimeout,
         });
-        expect((await store.readEvents(task.id, 5)).map((e) => e.seq)).toEqual([6, 7]);
+        expect((await store.readEvents(task.id, 7)).map((e) => e.seq)).toEqual([8, 9]);
         expect(await store.readEvents(task.id, 0)).toEqual(await other.readEvents(task.id, 0));
       } finally {
         unsubscribe();
