@@ -84,6 +84,12 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
   readonly #subscribers: Subscribers;
   /** What this instance committed lately, so that readEvents of it sends no query (see RecentEvents). */
   readonly #recent = new RecentEvents();
+  /** A task row as its record, whose version the cache hears of (see RecentEvents). */
+  readonly #taskRecord = (row: core.TaskRow): core.TaskRecord => {
+    const record = fromRow.task(row);
+    this.#recent.sawVersion(record.task.id, record.version);
+    return record;
+  };
   /** Set while open (or opening). */
   #pool: pg.Pool | undefined;
   #listener: NotificationListener | undefined;
@@ -444,9 +450,7 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
 
   async getTask(taskId: string, ctx?: core.StoreCallContext): Promise<core.TaskRecord | undefined> {
     const { rows } = await this.#query<core.TaskRow>(this.#sql.getTask, [this.namespace, taskId], ctx);
-    if (rows[0] === undefined) return undefined;
-    this.#recent.sawVersion(taskId, rows[0].version);
-    return fromRow.task(rows[0]);
+    return rows[0] === undefined ? undefined : this.#taskRecord(rows[0]);
   }
 
   async getVersions(taskIds: readonly string[], ctx?: core.StoreCallContext): Promise<Map<string, number>> {
@@ -493,12 +497,12 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
       [this.namespace, contextId, options.limit ?? null],
       ctx,
     );
-    return rows.map(fromRow.task);
+    return rows.map(this.#taskRecord);
   }
 
   async listActiveTasks(ctx?: core.StoreCallContext): Promise<core.TaskRecord[]> {
     const { rows } = await this.#query<core.TaskRow>(this.#sql.active, [this.namespace], ctx);
-    return rows.map(fromRow.task);
+    return rows.map(this.#taskRecord);
   }
 
   async listInterruptedTasks(
@@ -510,7 +514,7 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     // integer timestamp is before x exactly when it is before ⌈x⌉.
     const values = [this.namespace, Math.ceil(query.before), NO_STATUS_TIMESTAMP, limit];
     const { rows } = await this.#query<core.TaskRow>(this.#sql.interrupted, values, ctx);
-    return rows.map(fromRow.task);
+    return rows.map(this.#taskRecord);
   }
 
   /** One round trip: the page (limit + 1 rows, to know whether more follow) and its total. */
@@ -527,7 +531,7 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     const listed = rows.filter(
       (row): row is ListedRow & core.TaskRow & { status_ts: string | number; task_id: string } => row.task !== null,
     );
-    return taskListPage(listed, rows[0]?.total ?? 0, limit, fromRow.task);
+    return taskListPage(listed, rows[0]?.total ?? 0, limit, this.#taskRecord);
   }
 
   async getContext(contextId: string, ctx?: core.StoreCallContext): Promise<core.ContextRecord | undefined> {

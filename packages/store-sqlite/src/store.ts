@@ -46,6 +46,7 @@ import {
   type TaskListPage,
   type TaskListQuery,
   type TaskRecord,
+  type TaskRow,
   type TurnReadiness,
   taskListPage,
   taskListShape,
@@ -104,6 +105,12 @@ export class SqliteStore implements A2AStore, PushStore {
   readonly #groupCommit: GroupCommit;
   /** What this instance committed lately, so that readEvents of it reads no row (see RecentEvents). */
   readonly #recent = new RecentEvents();
+  /** A task row as its record, whose version the cache hears of (see RecentEvents). */
+  readonly #taskRecord = (row: TaskRow): TaskRecord => {
+    const record = fromRow.task(row);
+    this.#recent.sawVersion(record.task.id, record.version);
+    return record;
+  };
 
   constructor(options: SqliteStoreOptions) {
     checkOptions(options);
@@ -257,9 +264,7 @@ export class SqliteStore implements A2AStore, PushStore {
   async getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined> {
     return this.#run(ctx, (s) => {
       const row = s.getTask.get(this.#namespace, taskId);
-      if (row === undefined) return undefined;
-      this.#recent.sawVersion(taskId, row.version);
-      return fromRow.task(row);
+      return row === undefined ? undefined : this.#taskRecord(row);
     });
   }
 
@@ -293,18 +298,18 @@ export class SqliteStore implements A2AStore, PushStore {
     ctx?: StoreCallContext,
   ): Promise<TaskRecord[]> {
     return this.#run(ctx, (s) =>
-      s.tasksByContext.all(this.#namespace, contextId, sqlLimit(options?.limit)).map(fromRow.task),
+      s.tasksByContext.all(this.#namespace, contextId, sqlLimit(options?.limit)).map(this.#taskRecord),
     );
   }
 
   async listActiveTasks(ctx?: StoreCallContext): Promise<TaskRecord[]> {
-    return this.#run(ctx, (s) => s.activeTasks.all(this.#namespace).map(fromRow.task));
+    return this.#run(ctx, (s) => s.activeTasks.all(this.#namespace).map(this.#taskRecord));
   }
 
   async listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
     const { before, limit } = query;
     return this.#run(ctx, (s) =>
-      s.interruptedTasks.all(this.#namespace, before, NO_STATUS_TIMESTAMP, sqlLimit(limit)).map(fromRow.task),
+      s.interruptedTasks.all(this.#namespace, before, NO_STATUS_TIMESTAMP, sqlLimit(limit)).map(this.#taskRecord),
     );
   }
 
@@ -322,7 +327,7 @@ export class SqliteStore implements A2AStore, PushStore {
       limit: Math.max(0, Math.trunc(limit)) + 1,
     };
     const { rows, total } = await this.#run(ctx, (s) => s.listTasks(params, taskListShape(query)));
-    return taskListPage(rows, total, limit, fromRow.task);
+    return taskListPage(rows, total, limit, this.#taskRecord);
   }
 
   async getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {

@@ -15,16 +15,16 @@
  * - an event never changes once committed, so each event held is the database's event at that
  *   seq. Until its task is purged: a purge by this instance clears the cache; one by another
  *   instance is not heard of, but purging takes only tasks terminal for longer than the retention
- *   period, which no stream follows (and a task's events are held only while it is committed to).
- * - what may differ is the end: another instance may have committed events after the last one
- *   held. The answer then stops early, a prefix of the log. Never earlier than a version this
- *   instance has told anyone about, though: the store reports to {@link RecentEvents.sawVersion}
- *   every version it hears of (notifications, getTask, getVersions) before passing it on, which
- *   drops a task whose held events end before it, and a version conflict drops the task (its
- *   caller now knows the log moved). A follower woken for a later seq therefore reads the
- *   database; a caller reading up to a version it was given reads up to it; and a reader that
- *   reads until it gets `[]` reads the database last (`[]` is never answered from here: only the
- *   database knows that nothing follows).
+ *   period, which no stream follows (and what is held is of the tasks committed to lately).
+ * - what may differ is the end: another instance may have committed events after the last one held.
+ *   The answer then stops early, a prefix of the log. Never earlier than a version this instance
+ *   has told anyone about, though: the store reports to {@link RecentEvents.sawVersion} every
+ *   version it hears of (notifications, task records, getVersions) before passing it on, which
+ *   drops a task whose held events end before it, and a version conflict drops the task (its caller
+ *   now knows the log moved). A follower woken for a later seq therefore reads the database; a
+ *   caller reading up to a version it was given reads up to it; and a reader that reads until it
+ *   gets `[]` reads the database last (`[]` is never answered from here: only the database knows
+ *   that nothing follows).
  */
 
 import type { TaskEvent } from '../model/types.js';

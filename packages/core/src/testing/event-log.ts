@@ -110,8 +110,8 @@ export function eventLog(options: ConformanceOptions): void {
       const { expect, store, notificationTimeout } = context;
       // A store may answer readEvents from the events it committed itself (with no read), and
       // such an answer may stop before what other instances committed after them; never before
-      // a version the store has reported, by getTask, getVersions, a version conflict or a
-      // notification.
+      // a version the store has reported, in a task record, by getVersions, a version
+      // conflict or a notification.
       const [, other = store] = await storesOnLocation(context, 2);
       const task = taskFixture({ state: 'working' });
       const chunk = (text: string) => [artifactUpdate(task, text)];
