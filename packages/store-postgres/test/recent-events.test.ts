@@ -31,7 +31,10 @@ async function openStore(options: PostgresStoreOptions = {}): Promise<PostgresSt
 }
 
 /** A store whose event-log reads are counted. */
-async function countedStore(groupCommit: boolean): Promise<{ store: PostgresStore; eventReads: () => number }> {
+async function countedStore(
+  groupCommit: boolean,
+  options: PostgresStoreOptions = {},
+): Promise<{ store: PostgresStore; eventReads: () => number }> {
   let reads = 0;
   const pool = new pg.Pool({ connectionString: db.url });
   pool.on('error', () => {});
@@ -43,7 +46,7 @@ async function countedStore(groupCommit: boolean): Promise<{ store: PostgresStor
       return query(config, ...rest);
     };
   });
-  const store = await openStore({ pool, closePool: true, groupCommit });
+  const store = await openStore({ pool, closePool: true, groupCommit, ...options });
   return { store, eventReads: () => reads };
 }
 
@@ -106,6 +109,20 @@ describe.each([true, false])('readEvents of recent commits (groupCommit: %s)', (
     const stale = store.commit({ taskId: task.id, expectedVersion: 2, task, events: [artifactUpdate(task, 'late')] });
     await expect(stale).rejects.toMatchObject({ code: 'VERSION_CONFLICT' });
     expect((await store.readEvents(task.id, 1)).map((e) => e.seq)).toEqual([2, 3]);
+  });
+
+  it('queries again once a listing showed a later version (with no NOTIFY to tell it: listen false)', async () => {
+    const { store, eventReads } = await countedStore(groupCommit, { listen: false });
+    const other = await openStore();
+    const task = taskFixture({ state: 'working' });
+    await createTask(store, task, [artifactUpdate(task, 'own 2')]);
+    await appendEvents(other, task.id, [artifactUpdate(task, 'other 3')]);
+    const listed = await store.listTasksByContext(task.contextId);
+    expect(listed.map((record) => record.version)).toEqual([3]);
+
+    const before = eventReads();
+    expect((await store.readEvents(task.id, 1)).map((e) => e.seq)).toEqual([2, 3]);
+    expect(eventReads()).toBe(before + 1);
   });
 
   it('queries after a purge', async () => {

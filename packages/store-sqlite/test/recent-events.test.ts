@@ -99,6 +99,20 @@ describe.each([true, false])('readEvents of recent commits (groupCommit: %s)', (
     expect(eventReads()).toBe(before + 1);
   });
 
+  it('reads rows again once a listing showed a later version', async () => {
+    const { store, eventReads } = await countedStore(groupCommit);
+    const other = await plainStore();
+    const task = taskFixture({ state: 'working' });
+    await createTask(store, task, [artifactUpdate(task, 'own 2')]);
+    await appendEvents(other, task.id, [artifactUpdate(task, 'other 3')]);
+    const listed = await store.listActiveTasks();
+    expect(listed.map((record) => record.version)).toEqual([3]);
+
+    const before = eventReads();
+    expect((await store.readEvents(task.id, 1)).map((e) => e.seq)).toEqual([2, 3]);
+    expect(eventReads()).toBe(before + 1);
+  });
+
   it('reads rows after close and reopen, and after a purge', async () => {
     const { store, eventReads } = await countedStore(groupCommit);
     const task = taskFixture({ state: 'working' });
