@@ -227,7 +227,7 @@ export {
 } from './store/index.js';
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from './task-list.js';
 
-// ---- The store kit: what every adapter shares (store/kit.ts, sql-rows.ts, subscribers.ts) ----
+// ---- The store kit: what every adapter shares (store/kit.ts, sql-rows.ts, subscribers.ts, recent-events.ts) ----
 
 export type {
   ContextRow,
@@ -238,6 +238,7 @@ export type {
   PushConfigRow,
   PushDeliveryRow,
   QueueSlotRow,
+  RecentEventsLimits,
   TaskListConditions,
   TaskRow,
   WorkerDescriptionRow,
@@ -252,6 +253,8 @@ export {
   LIST_SHAPES,
   perListShape,
   pushTaskListFilters,
+  RECENT_EVENTS_DEFAULTS,
+  RecentEvents,
   SQL_STATE_LISTS,
   Subscribers,
   savedPushConfigRecord,

@@ -10,10 +10,10 @@ import { coordinationBugs } from './sensitivity/coordination.js';
 import { type Bugs, Delegating, runSuite, SharedByLocation } from './sensitivity/delegating.js';
 import { messageIndexBugs } from './sensitivity/message-index.js';
 import { pushBugs } from './sensitivity/push.js';
-import { taskBugs } from './sensitivity/tasks.js';
+import { recentEventsBugs, taskBugs } from './sensitivity/tasks.js';
 
 // Each broken store, in the order of the suite's modules.
-const bugs: Bugs = { ...taskBugs, ...coordinationBugs, ...pushBugs, ...messageIndexBugs };
+const bugs: Bugs = { ...taskBugs, ...recentEventsBugs, ...coordinationBugs, ...pushBugs, ...messageIndexBugs };
 
 describe('the conformance suite', () => {
   it('passes the reference store, reporting only unsupported capabilities as skipped', async () => {
@@ -38,7 +38,7 @@ describe('the conformance suite', () => {
 
   for (const [bug, { store, caughtBy }] of Object.entries(bugs)) {
     it(`fails a store that ${bug}`, async () => {
-      const outcome = await runSuite(({ clock }) => store(clock));
+      const outcome = await runSuite((options) => store(options.clock, options));
       expect(outcome.failed, JSON.stringify(outcome.failed)).toContain(caughtBy);
       // On one of its checks: the suite saw the bug, rather than tripping over the store's error.
       // A check is an assertion, or `eventually` giving up on a condition that never came true.
@@ -67,7 +67,7 @@ describe('the conformance suite', () => {
     expect(opened.filter((s) => !closed.has(s))).toEqual([]);
 
     const failing = await runSuite((options) => {
-      const store = bugs['numbers events from 0']?.store(options.clock) as A2AStore;
+      const store = bugs['numbers events from 0']?.store(options.clock, options) as A2AStore;
       opened.push(store);
       return store;
     });

@@ -22,6 +22,7 @@ import {
   LIST_FILTER,
   NO_STATUS_TIMESTAMP,
   pushTaskListFilters,
+  RecentEvents,
   Subscribers,
   statusTimestampOf,
   systemClock,
@@ -47,6 +48,13 @@ import { notificationChannel, turnLockKey } from './sql.js';
 import { statementName, statements } from './statements.js';
 
 export type { PostgresStoreOptions } from './options.js';
+
+/** A commit as this store prepares it: with its events' JSON texts, for {@link RecentEvents}. */
+interface StoreCommit extends PreparedCommit {
+  eventJsons: readonly string[];
+  /** The events' `createdAt` (the store's clock when committing). */
+  createdAt: number;
+}
 
 /** The first id that occurs twice, or undefined. */
 function firstRepeat(ids: readonly string[]): string | undefined {
@@ -74,6 +82,14 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
   readonly #notifier: CommitNotifier;
   readonly #target: Target;
   readonly #subscribers: Subscribers;
+  /** What this instance committed lately, so that readEvents of it sends no query (see RecentEvents). */
+  readonly #recent = new RecentEvents();
+  /** A task row as its record, whose version the cache hears of (see RecentEvents). */
+  readonly #taskRecord = (row: core.TaskRow): core.TaskRecord => {
+    const record = fromRow.task(row);
+    this.#recent.sawVersion(record.task.id, record.version);
+    return record;
+  };
   /** Set while open (or opening). */
   #pool: pg.Pool | undefined;
   #listener: NotificationListener | undefined;
@@ -115,7 +131,8 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
         : new GroupCommit({
             pool: () => this.#ready(),
             execute: (commit) => this.#execute(commit),
-            settle: (commit, rows) => this.#settle(commit, rows, commit.ctx),
+            // The commits it settles are the ones `commit` pushed: StoreCommits.
+            settle: (commit, rows) => this.#settle(commit as StoreCommit, rows, commit.ctx),
             failure: (error) => storeError(error, this.#target),
             preparedStatements: this.preparedStatements,
             applicationName: `fastify-a2a commit ${this.#channel}`,
@@ -200,20 +217,20 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
       onNotification: (payload) => {
         const at = payload.lastIndexOf(':');
         const seq = Number(payload.slice(at + 1));
-        if (at > 0 && Number.isInteger(seq)) this.#subscribers.notify(payload.slice(0, at), seq);
+        if (at > 0 && Number.isInteger(seq)) this.#notify(payload.slice(0, at), seq);
       },
       onReconnect: async (client) => {
         // Notifications sent while we were disconnected are gone: tell every subscriber the
         // task's current version, and they read what they missed from the log.
         // subscribeAll's listeners cannot be told what they missed: ('', 0) asks them to read again.
-        if (this.#subscribers.allListeners > 0) this.#subscribers.notify('', 0);
+        if (this.#subscribers.allListeners > 0) this.#notify('', 0);
         const taskIds = [...this.#subscribers.taskIds()];
         if (taskIds.length === 0) return;
         const { rows } = await client.query<{ task_id: string; version: number }>(this.#sql.versions, [
           this.namespace,
           taskIds,
         ]);
-        for (const row of rows) this.#subscribers.notify(row.task_id, row.version);
+        for (const row of rows) this.#notify(row.task_id, row.version);
       },
       minDelayMs: RECONNECT_MIN_DELAY_MS,
       maxDelayMs: RECONNECT_MAX_DELAY_MS,
@@ -235,6 +252,7 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     await this.#groupCommit?.drained();
     this.#open = false;
     this.#closed = true;
+    this.#recent.clear();
     // No await before the pool is gone: a commit made from here on is refused as closed.
     const pool = this.#pool;
     const listener = this.#listener;
@@ -307,7 +325,10 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     // The events go as one JSON array text, not a json[] of one text per event: pg writes a json[]
     // as an array literal, escaping every quote of every event (two String.replace copies of each),
     // the largest single piece of garbage this store made per commit while thousands of streams
-    // open (bench/PROFILE.md, "Held streams").
+    // open (bench/PROFILE.md, "Held streams"). Each event's own text is kept for RecentEvents;
+    // joined, they are exactly JSON.stringify(events).
+    const eventJsons = events.map((event) => JSON.stringify(event));
+    const now = this.#clock();
     const values: unknown[] = [
       this.namespace,
       taskId,
@@ -315,9 +336,9 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
       task.status.state,
       version,
       JSON.stringify(task),
-      this.#clock(),
+      now,
       expectedVersion,
-      JSON.stringify(events),
+      `[${eventJsons.join(',')}]`,
       messageIds,
       statusTimestampOf(task),
       owner,
@@ -336,7 +357,18 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
       enqueue: enqueueTurn !== undefined,
       finish: finishTurn !== undefined,
     });
-    const prepared: PreparedCommit = { request, text, values, version, scope, messageIds, ctx, keys };
+    const prepared: StoreCommit = {
+      request,
+      text,
+      values,
+      version,
+      scope,
+      messageIds,
+      ctx,
+      keys,
+      eventJsons,
+      createdAt: now,
+    };
     const queue = this.#groupCommit;
     if (queue === undefined) return this.#settle(prepared, await this.#execute(prepared), ctx);
     this.#ready(ctx);
@@ -369,16 +401,20 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
 
   /** What a commit statement's rows mean: a conflict, or the result (after telling subscribers). */
   async #settle(
-    commit: PreparedCommit,
+    commit: StoreCommit,
     rows: CommitRow[],
     ctx: core.StoreCallContext | undefined,
   ): Promise<core.CommitResult> {
     const { request, version } = commit;
     const { taskId, task, enqueueTurn } = request;
     if (rows.length === 0) {
+      // The caller learns of a version past what the cache may hold of the task.
+      this.#recent.forget(taskId);
       const current = await this.#query<{ version: number }>(this.#sql.version, [this.namespace, taskId], ctx);
       throw new VersionConflictError(taskId, request.expectedVersion, current.rows[0]?.version);
     }
+    // Committed: remember the events before the subscribers, woken below, read them back.
+    this.#recent.record(taskId, request.expectedVersion + 1, commit.eventJsons, commit.createdAt);
     // Tell this process's subscribers now rather than after the NOTIFY round trip; they get the
     // NOTIFY too (duplicates are allowed). A turn waiting behind `finishTurn` hears it this way.
     this.#subscribers.notify(taskId, version);
@@ -414,7 +450,7 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
 
   async getTask(taskId: string, ctx?: core.StoreCallContext): Promise<core.TaskRecord | undefined> {
     const { rows } = await this.#query<core.TaskRow>(this.#sql.getTask, [this.namespace, taskId], ctx);
-    return rows[0] === undefined ? undefined : fromRow.task(rows[0]);
+    return rows[0] === undefined ? undefined : this.#taskRecord(rows[0]);
   }
 
   async getVersions(taskIds: readonly string[], ctx?: core.StoreCallContext): Promise<Map<string, number>> {
@@ -424,15 +460,25 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
       [this.namespace, taskIds],
       ctx,
     );
+    for (const row of rows) this.#recent.sawVersion(row.task_id, row.version);
     return new Map(rows.map((row) => [row.task_id, row.version]));
   }
 
+  /**
+   * Answered from the events this instance committed lately when they start right after
+   * `afterSeq` (no query), else from the database. See core's RecentEvents for why such an answer
+   * may end before events other workers committed after them, and why that is never before a
+   * version this instance reported.
+   */
   async readEvents(
     taskId: string,
     afterSeq: number,
     limit?: number,
     ctx?: core.StoreCallContext,
   ): Promise<core.StoredEvent[]> {
+    this.#ready(ctx);
+    const recent = this.#recent.read(taskId, afterSeq, limit);
+    if (recent !== undefined) return recent;
     const { rows } = await this.#query<core.EventRow>(
       this.#sql.readEvents,
       [this.namespace, taskId, afterSeq, limit ?? null],
@@ -451,12 +497,12 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
       [this.namespace, contextId, options.limit ?? null],
       ctx,
     );
-    return rows.map(fromRow.task);
+    return rows.map(this.#taskRecord);
   }
 
   async listActiveTasks(ctx?: core.StoreCallContext): Promise<core.TaskRecord[]> {
     const { rows } = await this.#query<core.TaskRow>(this.#sql.active, [this.namespace], ctx);
-    return rows.map(fromRow.task);
+    return rows.map(this.#taskRecord);
   }
 
   async listInterruptedTasks(
@@ -468,7 +514,7 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     // integer timestamp is before x exactly when it is before ⌈x⌉.
     const values = [this.namespace, Math.ceil(query.before), NO_STATUS_TIMESTAMP, limit];
     const { rows } = await this.#query<core.TaskRow>(this.#sql.interrupted, values, ctx);
-    return rows.map(fromRow.task);
+    return rows.map(this.#taskRecord);
   }
 
   /** One round trip: the page (limit + 1 rows, to know whether more follow) and its total. */
@@ -485,7 +531,7 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     const listed = rows.filter(
       (row): row is ListedRow & core.TaskRow & { status_ts: string | number; task_id: string } => row.task !== null,
     );
-    return taskListPage(listed, rows[0]?.total ?? 0, limit, fromRow.task);
+    return taskListPage(listed, rows[0]?.total ?? 0, limit, this.#taskRecord);
   }
 
   async getContext(contextId: string, ctx?: core.StoreCallContext): Promise<core.ContextRecord | undefined> {
@@ -504,6 +550,8 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
 
   async purgeExpired(cutoff: number, ctx?: core.StoreCallContext): Promise<core.PurgeResult> {
     const tasks = await this.#query<{ tasks: number }>(this.#sql.purgeTasks, [this.namespace, cutoff], ctx);
+    // The purged tasks' events are gone: none may be answered from memory.
+    this.#recent.clear();
     const contexts = await this.#query(this.#sql.purgeContexts, [this.namespace, cutoff], ctx);
     return { tasks: tasks.rows[0]?.tasks ?? 0, contexts: contexts.rowCount ?? 0 };
   }
@@ -750,6 +798,16 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
 
   subscribe(taskId: string, listener: (seq: number) => void): core.Unsubscribe {
     return this.#subscribers.subscribe(taskId, listener);
+  }
+
+  /**
+   * Tells this process's subscribers of a version heard from the database (a NOTIFY, or the
+   * versions read after reconnecting): first the cache learns that the task may be past what it
+   * holds, so that a subscriber's read of the new events goes to the database.
+   */
+  #notify(taskId: string, seq: number): void {
+    this.#recent.sawVersion(taskId, seq);
+    this.#subscribers.notify(taskId, seq);
   }
 
   /** Every NOTIFY on the store's channel reaches them: the same path task subscribers hear from. */

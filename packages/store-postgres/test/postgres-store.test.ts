@@ -71,6 +71,8 @@ describe('prepared statements', () => {
         for (let i = 0; i < 3; i++) await appendEvents(store, task.id, [artifactUpdate(task, `chunk ${i}`)]);
         expect((await store.getTask(task.id))?.version).toBe(4);
         expect((await store.readEvents(task.id, 0)).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+        // Past the events this instance remembers: a query (readEvents of them sends none).
+        expect(await store.readEvents(task.id, 4)).toEqual([]);
         const names = (await preparedOn(pool)).filter((name) => name.startsWith('a2a_'));
         if (preparedStatements) {
           // create, update, getTask and readEvents: each prepared once however often it ran.

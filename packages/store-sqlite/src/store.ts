@@ -36,6 +36,7 @@ import {
   type PushDeliveryFilter,
   type PushStore,
   type QueueSlot,
+  RecentEvents,
   type SavePushConfigRequest,
   type StoreCallContext,
   type StoreCapabilities,
@@ -45,6 +46,7 @@ import {
   type TaskListPage,
   type TaskListQuery,
   type TaskRecord,
+  type TaskRow,
   type TurnReadiness,
   taskListPage,
   taskListShape,
@@ -101,6 +103,14 @@ export class SqliteStore implements A2AStore, PushStore {
 
   readonly #poller: ChangePoller;
   readonly #groupCommit: GroupCommit;
+  /** What this instance committed lately, so that readEvents of it reads no row (see RecentEvents). */
+  readonly #recent = new RecentEvents();
+  /** A task row as its record, whose version the cache hears of (see RecentEvents). */
+  readonly #taskRecord = (row: TaskRow): TaskRecord => {
+    const record = fromRow.task(row);
+    this.#recent.sawVersion(record.task.id, record.version);
+    return record;
+  };
 
   constructor(options: SqliteStoreOptions) {
     checkOptions(options);
@@ -124,8 +134,29 @@ export class SqliteStore implements A2AStore, PushStore {
     this.#groupCommit = new GroupCommit(
       {
         isOpen: () => this.#statements !== undefined,
-        commitAlone: (args) => (this.#statements as Statements).commit.immediate(args),
-        commitBatch: (batch) => (this.#statements as Statements).commitBatch.immediate(batch),
+        // Each commit is remembered once its transaction committed, before `committed` wakes the
+        // subscribers (whose followers then read it back from the cache). One refused (a version
+        // conflict: another process wrote the task) makes the cache forget the task, as the
+        // caller now knows of a version past what it holds.
+        commitAlone: (args) => {
+          let turn: QueueSlot | undefined;
+          try {
+            turn = (this.#statements as Statements).commit.immediate(args);
+          } catch (error) {
+            this.#recent.forget(args.write.taskId);
+            throw error;
+          }
+          this.#remember(args);
+          return turn;
+        },
+        commitBatch: (batch) => {
+          const outcomes = (this.#statements as Statements).commitBatch.immediate(batch);
+          for (const [index, args] of batch.entries()) {
+            if (outcomes[index]?.ok) this.#remember(args);
+            else this.#recent.forget(args.write.taskId);
+          }
+          return outcomes;
+        },
         failure: (error) =>
           this.#statements === undefined
             ? notOpen(this.#filename, this.#closed)
@@ -180,6 +211,7 @@ export class SqliteStore implements A2AStore, PushStore {
     this.#db = undefined;
     this.#statements = undefined;
     this.#closed = true;
+    this.#recent.clear();
     this.#poller.closed();
     if (db !== undefined && this.#database === undefined && db.open) db.close();
   }
@@ -232,7 +264,7 @@ export class SqliteStore implements A2AStore, PushStore {
   async getTask(taskId: string, ctx?: StoreCallContext): Promise<TaskRecord | undefined> {
     return this.#run(ctx, (s) => {
       const row = s.getTask.get(this.#namespace, taskId);
-      return row === undefined ? undefined : fromRow.task(row);
+      return row === undefined ? undefined : this.#taskRecord(row);
     });
   }
 
@@ -240,13 +272,23 @@ export class SqliteStore implements A2AStore, PushStore {
     if (taskIds.length === 0) return new Map();
     return this.#run(ctx, (s) => {
       const rows = s.taskVersions.all(this.#namespace, JSON.stringify(taskIds));
+      for (const row of rows) this.#recent.sawVersion(row.task_id, row.version);
       return new Map(rows.map((row) => [row.task_id, row.version]));
     });
   }
 
+  /**
+   * Answered from the events this instance committed lately when they start right after
+   * `afterSeq` (no row read), else from the file. See RecentEvents (in core's store kit) for why
+   * such an answer may end before events other processes committed after them, and why that is
+   * never before a version this instance reported.
+   */
   async readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]> {
-    return this.#run(ctx, (s) =>
-      s.readEvents.all(this.#namespace, taskId, afterSeq, sqlLimit(limit)).map(fromRow.event),
+    return this.#run(
+      ctx,
+      (s) =>
+        this.#recent.read(taskId, afterSeq, limit) ??
+        s.readEvents.all(this.#namespace, taskId, afterSeq, sqlLimit(limit)).map(fromRow.event),
     );
   }
 
@@ -256,18 +298,18 @@ export class SqliteStore implements A2AStore, PushStore {
     ctx?: StoreCallContext,
   ): Promise<TaskRecord[]> {
     return this.#run(ctx, (s) =>
-      s.tasksByContext.all(this.#namespace, contextId, sqlLimit(options?.limit)).map(fromRow.task),
+      s.tasksByContext.all(this.#namespace, contextId, sqlLimit(options?.limit)).map(this.#taskRecord),
     );
   }
 
   async listActiveTasks(ctx?: StoreCallContext): Promise<TaskRecord[]> {
-    return this.#run(ctx, (s) => s.activeTasks.all(this.#namespace).map(fromRow.task));
+    return this.#run(ctx, (s) => s.activeTasks.all(this.#namespace).map(this.#taskRecord));
   }
 
   async listInterruptedTasks(query: InterruptedTasksQuery, ctx?: StoreCallContext): Promise<TaskRecord[]> {
     const { before, limit } = query;
     return this.#run(ctx, (s) =>
-      s.interruptedTasks.all(this.#namespace, before, NO_STATUS_TIMESTAMP, sqlLimit(limit)).map(fromRow.task),
+      s.interruptedTasks.all(this.#namespace, before, NO_STATUS_TIMESTAMP, sqlLimit(limit)).map(this.#taskRecord),
     );
   }
 
@@ -285,7 +327,7 @@ export class SqliteStore implements A2AStore, PushStore {
       limit: Math.max(0, Math.trunc(limit)) + 1,
     };
     const { rows, total } = await this.#run(ctx, (s) => s.listTasks(params, taskListShape(query)));
-    return taskListPage(rows, total, limit, fromRow.task);
+    return taskListPage(rows, total, limit, this.#taskRecord);
   }
 
   async getContext(contextId: string, ctx?: StoreCallContext): Promise<ContextRecord | undefined> {
@@ -307,7 +349,12 @@ export class SqliteStore implements A2AStore, PushStore {
    * state, in one transaction (turn rows stay: they belong to live turns).
    */
   async purgeExpired(cutoff: number, ctx?: StoreCallContext): Promise<PurgeResult> {
-    return this.#run(ctx, (s) => s.purge.immediate(this.#namespace, cutoff));
+    return this.#run(ctx, (s) => {
+      const purged = s.purge.immediate(this.#namespace, cutoff);
+      // The purged tasks' events are gone: none may be answered from memory.
+      this.#recent.clear();
+      return purged;
+    });
   }
 
   async heartbeat(workerId: string, leaseUntil: number, ctx?: StoreCallContext): Promise<void> {
@@ -513,11 +560,23 @@ export class SqliteStore implements A2AStore, PushStore {
    * the other listeners; its error goes to the `onListenerError` option, if any.
    */
   subscribeAll(listener: (taskId: string, seq: number) => void): Unsubscribe {
-    return this.#poller.subscribeAll(listener);
+    return this.#poller.subscribeAll((taskId, seq) => {
+      this.#recent.sawVersion(taskId, seq);
+      listener(taskId, seq);
+    });
   }
 
   subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
-    return this.#poller.subscribe(taskId, listener);
+    // Another process's commit, heard before the listener reads: its events are not in the cache.
+    return this.#poller.subscribe(taskId, (seq) => {
+      this.#recent.sawVersion(taskId, seq);
+      listener(seq);
+    });
+  }
+
+  /** A commit of this instance was written: remember its events (see RecentEvents). */
+  #remember(args: CommitArgs): void {
+    this.#recent.record(args.write.taskId, args.expectedVersion + 1, args.eventJsons, args.write.now);
   }
 
   async #run<T>(ctx: StoreCallContext | undefined, fn: (statements: Statements) => T): Promise<T> {

@@ -238,7 +238,15 @@ export interface TaskStore {
    */
   getVersions(taskIds: readonly string[], ctx?: StoreCallContext): Promise<Map<string, number>>;
 
-  /** Events with `seq > afterSeq` in sequence order (at most `limit`); `[]` for an unknown task. */
+  /**
+   * Events with `seq > afterSeq` in sequence order (at most `limit`); `[]` for an unknown task.
+   * Where several instances write one log, an instance may answer from the events it committed
+   * itself (see `RecentEvents`): the answer may then stop before events other instances committed
+   * after them, but never before a version this instance has reported (in a task record, by
+   * `getVersions`, a version conflict or a notification), and `[]` always means the log has
+   * nothing after `afterSeq`. A reader that must reach the log's end reads until it gets `[]`, as
+   * the followers do.
+   */
   readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]>;
 
   /** Tasks of one context (of every owner), oldest first; `[]` for an unknown context. */

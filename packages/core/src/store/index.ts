@@ -12,6 +12,7 @@ export * from './kit.js';
 export * from './message-digest.js';
 export * from './owner.js';
 export * from './push.js';
+export * from './recent-events.js';
 export * from './request-checks.js';
 export * from './sql-rows.js';
 export * from './subscribers.js';

@@ -3,12 +3,15 @@ import {
   appendEvents,
   artifactUpdate,
   createTask,
+  eventually,
+  isVersionConflict,
+  rejectionOf,
   statusUpdate,
   taskFixture,
   turnEnd,
   userMessage,
 } from './fixtures.js';
-import { type ConformanceOptions, defineModule } from './harness.js';
+import { type ConformanceOptions, defineModule, storesOnLocation } from './harness.js';
 
 /** The per-task event log: gapless sequence numbers, readEvents windows, timestamps. */
 export function eventLog(options: ConformanceOptions): void {
@@ -101,6 +104,52 @@ export function eventLog(options: ConformanceOptions): void {
       // Many ids at once (a process following thousands of streams asks for all of them).
       const many = [...Array.from({ length: 2000 }, (_, i) => `missing-${i}`), a.id];
       expect(await store.getVersions(many)).toEqual(new Map([[a.id, 1]]));
+    });
+
+    test('an instance reads the events other instances committed after its own, once it has heard of them', async (context) => {
+      const { expect, store, notificationTimeout } = context;
+      // A store may answer readEvents from the events it committed itself (with no read), and
+      // such an answer may stop before what other instances committed after them; never before
+      // a version the store has reported, in a task record, by getVersions, a version
+      // conflict or a notification.
+      const [, other = store] = await storesOnLocation(context, 2);
+      const task = taskFixture({ state: 'working' });
+      const chunk = (text: string) => [artifactUpdate(task, text)];
+      await createTask(store, task);
+      await appendEvents(store, task.id, chunk('own 2'));
+      await appendEvents(other, task.id, chunk('other 3'));
+      expect((await store.getTask(task.id))?.version).toBe(3);
+      expect((await store.readEvents(task.id, 0)).map((e) => e.seq)).toEqual([1, 2, 3]);
+      expect(await store.readEvents(task.id, 1)).toEqual(await other.readEvents(task.id, 1));
+
+      await appendEvents(store, task.id, chunk('own 4'));
+      await appendEvents(other, task.id, chunk('other 5'));
+      expect(await store.getVersions([task.id])).toEqual(new Map([[task.id, 5]]));
+      expect((await store.readEvents(task.id, 3)).map((e) => e.seq)).toEqual([4, 5]);
+
+      // Heard of by a version conflict.
+      await appendEvents(store, task.id, chunk('own 6'));
+      await appendEvents(other, task.id, chunk('other 7'));
+      const snapshot = (await other.getTask(task.id))?.task ?? task;
+      const stale = store.commit({ taskId: task.id, expectedVersion: 6, task: snapshot, events: chunk('late') });
+      expect(isVersionConflict(await rejectionOf(stale))).toBe(true);
+      expect((await store.readEvents(task.id, 5)).map((e) => e.seq)).toEqual([6, 7]);
+
+      // Heard of by a notification (across instances where the store supports it).
+      if (other !== store && !store.supports.crossProcess) return;
+      const heard: number[] = [];
+      const unsubscribe = store.subscribe(task.id, (seq) => heard.push(seq));
+      try {
+        await appendEvents(store, task.id, chunk('own 8'));
+        await appendEvents(other, task.id, chunk('other 9'));
+        await eventually('a notification of seq 9', () => heard.some((seq) => seq >= 9), {
+          timeout: notificationTimeout,
+        });
+        expect((await store.readEvents(task.id, 7)).map((e) => e.seq)).toEqual([8, 9]);
+        expect(await store.readEvents(task.id, 0)).toEqual(await other.readEvents(task.id, 0));
+      } finally {
+        unsubscribe();
+      }
     });
 
     test('event logs of different tasks are independent', async ({ expect, store }) => {

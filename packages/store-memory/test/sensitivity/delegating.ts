@@ -33,7 +33,12 @@ import type {
   WorkerDescription,
   WorkerRecord,
 } from '@fastify-a2a/core';
-import { type ConformanceTestBody, type StoreFactory, storeConformance } from '@fastify-a2a/core/testing';
+import {
+  type ConformanceTestBody,
+  type StoreFactory,
+  type StoreFactoryOptions,
+  storeConformance,
+} from '@fastify-a2a/core/testing';
 import { expect } from 'vitest';
 import { MemoryStore } from '../../src/index.js';
 
@@ -160,7 +165,10 @@ export class Delegating implements A2AStore, PushStore {
 }
 
 /** A store with one bug, and the suite test that must catch it. */
-export type Bugs = Record<string, { store: (clock: Clock) => A2AStore; caughtBy: string }>;
+export type Bugs = Record<
+  string,
+  { store: (clock: Clock, options: StoreFactoryOptions) => A2AStore; caughtBy: string }
+>;
 
 /**
  * Instances on one location and namespace share a MemoryStore that outlives close(): what a

@@ -1,20 +1,23 @@
 /** Broken stores for the suite modules on tasks, their events, ListTasks, contexts and purging. */
 
-import type {
-  CommitRequest,
-  CommitResult,
-  ContextRecord,
-  InterruptedTasksQuery,
-  ListTasksOptions,
-  PurgeResult,
-  StoredEvent,
-  Task,
-  TaskListPage,
-  TaskListQuery,
-  TaskRecord,
+import {
+  type Clock,
+  type CommitRequest,
+  type CommitResult,
+  type ContextRecord,
+  type InterruptedTasksQuery,
+  type ListTasksOptions,
+  type PurgeResult,
+  RecentEvents,
+  type StoredEvent,
+  type Task,
+  type TaskListPage,
+  type TaskListQuery,
+  type TaskRecord,
 } from '@fastify-a2a/core';
+import type { StoreFactoryOptions } from '@fastify-a2a/core/testing';
 import type { Bugs } from './delegating.js';
-import { Delegating } from './delegating.js';
+import { Delegating, SharedByLocation } from './delegating.js';
 
 export const taskBugs: Bugs = {
   'keeps the first trace context for good (an update without one does not clear it)': {
@@ -290,5 +293,62 @@ export const taskBugs: Bugs = {
           return super.purgeExpired(cutoff + 1);
         }
       })(clock),
+  },
+};
+
+/**
+ * A store on shared storage that answers readEvents from the events it committed itself (core's
+ * RecentEvents, as the SQL stores do), with one of the two things that keep such answers right
+ * left out: hearing of versions other instances committed, or forgetting on purge.
+ */
+class RemembersItsCommits extends SharedByLocation {
+  readonly #recent = new RecentEvents();
+  readonly #clock: Clock;
+  readonly #leaveOut: 'hearing of versions' | 'forgetting on purge';
+  constructor(options: StoreFactoryOptions, leaveOut: 'hearing of versions' | 'forgetting on purge') {
+    super(options);
+    this.#clock = options.clock;
+    this.#leaveOut = leaveOut;
+  }
+  override async commit(request: CommitRequest): Promise<CommitResult> {
+    const createdAt = this.#clock();
+    const eventJsons = request.events.map((event) => JSON.stringify(event));
+    const result = await super.commit(request);
+    this.#recent.record(request.taskId, request.expectedVersion + 1, eventJsons, createdAt);
+    return result;
+  }
+  override async readEvents(taskId: string, afterSeq: number, limit?: number): Promise<StoredEvent[]> {
+    return this.#recent.read(taskId, afterSeq, limit) ?? super.readEvents(taskId, afterSeq, limit);
+  }
+  override async getTask(taskId: string): Promise<TaskRecord | undefined> {
+    const record = await super.getTask(taskId);
+    if (record !== undefined && this.#leaveOut !== 'hearing of versions')
+      this.#recent.sawVersion(taskId, record.version);
+    return record;
+  }
+  override async getVersions(taskIds: readonly string[]): Promise<Map<string, number>> {
+    const versions = await super.getVersions(taskIds);
+    if (this.#leaveOut !== 'hearing of versions') {
+      for (const [taskId, version] of versions) this.#recent.sawVersion(taskId, version);
+    }
+    return versions;
+  }
+  override async purgeExpired(cutoff: number): Promise<PurgeResult> {
+    const result = await super.purgeExpired(cutoff);
+    if (this.#leaveOut !== 'forgetting on purge') this.#recent.clear();
+    return result;
+  }
+}
+
+export const recentEventsBugs: Bugs = {
+  'answers readEvents from its own commits, never hearing of later ones by other instances': {
+    caughtBy:
+      'eventLog: an instance reads the events other instances committed after its own, once it has heard of them',
+    store: (_clock, options) => new RemembersItsCommits(options, 'hearing of versions'),
+  },
+  'answers readEvents from its own commits, also after purging them': {
+    caughtBy:
+      'retention: purges old terminal tasks with their events and orphaned old contexts; keeps the rest [requires supports.ttl]',
+    store: (_clock, options) => new RemembersItsCommits(options, 'forgetting on purge'),
   },
 };

@@ -1,0 +1,189 @@
+/**
+ * The events a store instance committed recently, kept so that `readEvents` of them needs no
+ * database read. Under an agent streaming an artifact in small chunks, every chunk is one commit
+ * and every stream following the task reads it back at once (the follower is woken by the
+ * commit's notification): without this, the instance reads back, per chunk and per stream, what
+ * it has just written itself.
+ *
+ * What it holds, per task: the JSON texts of the latest events this instance committed (the text
+ * the store serialised for its insert, never a parsed object: a string is the smallest form, and
+ * every read parses its own copy, as the contract's "copied out" requires), contiguous, with their
+ * sequence numbers and commit times. Bounded per task and in total; tasks beyond the bound are
+ * dropped least recently committed first.
+ *
+ * Why an answer from here is right, though other instances commit to the same tables:
+ * - an event never changes once committed, so each event held is the database's event at that
+ *   seq. Until its task is purged: a purge by this instance clears the cache; one by another
+ *   instance is not heard of, but purging takes only tasks terminal for longer than the retention
+ *   period, which no stream follows (and what is held is of the tasks committed to lately).
+ * - what may differ is the end: another instance may have committed events after the last one held.
+ *   The answer then stops early, a prefix of the log. Never earlier than a version this instance
+ *   has told anyone about, though: the store reports to {@link RecentEvents.sawVersion} every
+ *   version it hears of (notifications, task records, getVersions) before passing it on, which
+ *   drops a task whose held events end before it, and a version conflict drops the task (its caller
+ *   now knows the log moved). A follower woken for a later seq therefore reads the database; a
+ *   caller reading up to a version it was given reads up to it; and a reader that reads until it
+ *   gets `[]` reads the database last (`[]` is never answered from here: only the database knows
+ *   that nothing follows).
+ */
+
+import type { TaskEvent } from '../model/types.js';
+import type { StoredEvent } from './contract.js';
+
+/** The bounds of a {@link RecentEvents} cache. */
+export interface RecentEventsLimits {
+  /** Tasks held; past it the least recently committed is dropped. @default 2000 */
+  maxTasks?: number;
+  /**
+   * Events held per task (its latest). A follower is a few events behind the last commit at most,
+   * and one that is further back reads the database as before. @default 256
+   */
+  maxEventsPerTask?: number;
+  /** JSON characters held per task: an event larger than this is not held at all. @default 65_536 */
+  maxCharsPerTask?: number;
+  /**
+   * JSON characters held in all, so that memory stays bounded whatever the mix of tasks (one
+   * character is one byte for ASCII text, two otherwise). @default 8_388_608 (8 Mi)
+   */
+  maxChars?: number;
+}
+
+export const RECENT_EVENTS_DEFAULTS: Readonly<Required<RecentEventsLimits>> = Object.freeze({
+  maxTasks: 2000,
+  maxEventsPerTask: 256,
+  maxCharsPerTask: 65_536,
+  maxChars: 8 * 1024 * 1024,
+});
+
+/** One task's latest events: `texts[i]` is the event at seq `first + i`, committed at `times[i]`. */
+interface TaskTail {
+  first: number;
+  texts: string[];
+  times: number[];
+  chars: number;
+}
+
+/** See the module comment. One per store instance (an instance has one namespace). */
+export class RecentEvents {
+  readonly #limits: Readonly<Required<RecentEventsLimits>>;
+  /** In order of the last commit, oldest first (a Map iterates in insertion order). */
+  readonly #tasks = new Map<string, TaskTail>();
+  #chars = 0;
+
+  constructor(limits: RecentEventsLimits = {}) {
+    const merged = { ...RECENT_EVENTS_DEFAULTS, ...limits };
+    for (const [name, value] of Object.entries(merged)) {
+      if (!Number.isInteger(value) || value < 0) throw new RangeError(`RecentEvents: ${name} must be an integer ≥ 0`);
+    }
+    this.#limits = Object.freeze(merged);
+  }
+
+  /** Tasks held. */
+  get size(): number {
+    return this.#tasks.size;
+  }
+
+  /** JSON characters held in all. */
+  get chars(): number {
+    return this.#chars;
+  }
+
+  /**
+   * Records a commit that succeeded (call it after the transaction committed and before the
+   * store's subscribers are told): `eventJsons` are its events' JSON texts, the first at seq
+   * `firstSeq`, all committed at `createdAt`. Events that do not follow the task's held ones
+   * (another instance committed in between) replace them.
+   */
+  record(taskId: string, firstSeq: number, eventJsons: readonly string[], createdAt: number): void {
+    if (eventJsons.length === 0) return;
+    let tail = this.#tasks.get(taskId);
+    if (tail !== undefined) {
+      this.#tasks.delete(taskId); // re-inserted below: the most recently committed
+      if (tail.first + tail.texts.length !== firstSeq) {
+        this.#chars -= tail.chars;
+        tail = undefined;
+      }
+    }
+    tail ??= { first: firstSeq, texts: [], times: [], chars: 0 };
+    for (const text of eventJsons) {
+      tail.texts.push(text);
+      tail.times.push(createdAt);
+      tail.chars += text.length;
+      this.#chars += text.length;
+    }
+    const { maxEventsPerTask, maxCharsPerTask, maxChars, maxTasks } = this.#limits;
+    let drop = 0;
+    let dropped = 0;
+    while (
+      drop < tail.texts.length &&
+      (tail.texts.length - drop > maxEventsPerTask || tail.chars - dropped > maxCharsPerTask)
+    ) {
+      dropped += (tail.texts[drop] as string).length;
+      drop++;
+    }
+    if (drop > 0) {
+      tail.texts.splice(0, drop);
+      tail.times.splice(0, drop);
+      tail.first += drop;
+      tail.chars -= dropped;
+      this.#chars -= dropped;
+    }
+    if (tail.texts.length > 0) this.#tasks.set(taskId, tail);
+    // Oldest first (the task just recorded comes last: it goes only when it alone is over a bound).
+    for (const [oldest, held] of this.#tasks) {
+      if (this.#tasks.size <= maxTasks && this.#chars <= maxChars) break;
+      this.#drop(oldest, held);
+    }
+  }
+
+  /**
+   * The events after `afterSeq` (at most `limit`, and up to the last held), each parsed afresh;
+   * `undefined` when the event at `afterSeq + 1` is not held (read the database). A non-integer
+   * `afterSeq` or a `limit` other than a positive integer also gives `undefined`: the database's
+   * answer (or error) for those stays the store's.
+   */
+  read(taskId: string, afterSeq: number, limit?: number): StoredEvent[] | undefined {
+    const tail = this.#tasks.get(taskId);
+    if (tail === undefined || !Number.isInteger(afterSeq)) return undefined;
+    if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) return undefined;
+    const start = afterSeq + 1 - tail.first;
+    if (start < 0 || start >= tail.texts.length) return undefined;
+    const end = limit === undefined ? tail.texts.length : Math.min(tail.texts.length, start + limit);
+    const events: StoredEvent[] = [];
+    for (let i = start; i < end; i++) {
+      events.push({
+        seq: tail.first + i,
+        event: JSON.parse(tail.texts[i] as string) as TaskEvent,
+        createdAt: tail.times[i] as number,
+      });
+    }
+    return events;
+  }
+
+  /**
+   * The store heard that the task is at `version` (a notification, a read of the task, a version
+   * conflict): if its held events end before that, they are dropped, so that a read up to
+   * `version` goes to the database. Call it before passing the version on.
+   */
+  sawVersion(taskId: string, version: number): void {
+    const tail = this.#tasks.get(taskId);
+    if (tail !== undefined && tail.first + tail.texts.length - 1 < version) this.#drop(taskId, tail);
+  }
+
+  /** Drops what is held of the task. */
+  forget(taskId: string): void {
+    const tail = this.#tasks.get(taskId);
+    if (tail !== undefined) this.#drop(taskId, tail);
+  }
+
+  /** Drops everything (a purge, close). */
+  clear(): void {
+    this.#tasks.clear();
+    this.#chars = 0;
+  }
+
+  #drop(taskId: string, tail: TaskTail): void {
+    this.#tasks.delete(taskId);
+    this.#chars -= tail.chars;
+  }
+}
