@@ -277,6 +277,13 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
   #checkTask: boolean;
   /** A notification of a newer event came since the last read. */
   #notified = false;
+  /** The newest sequence a notification announced (0: none yet). */
+  #announced = 0;
+  /**
+   * The last read reached the end of the log (it returned less than a batch): once the stream has
+   * sent what it read, another read finds nothing unless a notification announced more.
+   */
+  #readToEnd = false;
   #waiting = false;
   /** The log events read and not answered yet. */
   #batch: readonly StoredEvent[] = [];
@@ -423,6 +430,7 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
   #subscribe(): void {
     this.#phase = 1;
     this.#unsubscribe = this.#store.subscribe(this.taskId, (seq) => {
+      if (seq > this.#announced) this.#announced = seq;
       if (seq > this.last) {
         this.#notified = true;
         this.wake(true);
@@ -494,11 +502,16 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
       }
       if (signal?.aborted) return END;
       if (options.generations && this.#generation === undefined) this.#generation = await this.#generationAt(this.last);
+      // Issue 30: a stream that has sent everything its last read found, up to the end of the log,
+      // and was announced nothing newer, would read an empty batch (one per streamed chunk): it
+      // waits instead. A lost notification is the safety poll's (its wake sets #checkTask).
+      if (this.#readToEnd && !this.#notified && !this.#checkTask && this.last >= this.#announced) return WAIT;
       const notified = this.#notified;
       this.#notified = false;
       const events = await this.#store.readEvents(this.taskId, this.last, READ_BATCH, options.storeContext);
       this.#batch = events;
       this.#index = 0;
+      this.#readToEnd = events.length < READ_BATCH;
       // How long the newest event took from its commit (on any worker) to this stream, woken by
       // the store's notification: what a client waits for beyond the commit itself.
       if (notified && events.length > 0 && this.#telemetry.enabled) {

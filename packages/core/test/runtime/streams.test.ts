@@ -268,3 +268,41 @@ describe('a stream that ends only at a terminal state (A2A 1.0 SubscribeToTask, 
     ).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
   });
 });
+
+describe('a stream reads the log once per notified change (issue 30)', () => {
+  const start = useRuntimes();
+
+  it('N chunks committed one by one cost about N reads, not 2N: no empty read after each', async () => {
+    let reads = 0;
+    class CountingStore extends MemoryStore {
+      override readEvents(...args: Parameters<MemoryStore['readEvents']>) {
+        reads++;
+        return super.readEvents(...args);
+      }
+    }
+    const chunks = 20;
+    const runtime = start(
+      async (turn) => {
+        for (let i = 0; i < chunks; i++) {
+          await turn.artifact({ artifactId: 'a', text: `t${i} `, append: i > 0, lastChunk: i === chunks - 1 });
+          // One commit and one notification per chunk, as a model streaming at its pace makes.
+          await delay(5);
+        }
+        await turn.complete();
+      },
+      { store: new CountingStore() },
+    );
+    const stream = await runtime.streamMessage({ message: userMessage('go') });
+    const texts: string[] = [];
+    for await (const frame of stream) {
+      if (frame.result.kind === 'artifact-update') {
+        const part = frame.result.artifact.parts[0];
+        texts.push(part?.kind === 'text' ? part.text : '');
+      }
+    }
+    expect(texts).toEqual(Array.from({ length: chunks }, (_, i) => `t${i} `));
+    // One read per notified change (the chunks, `working`, `completed`) and a few more at the
+    // start and the end; an empty read after each chunk made it more than 2 × chunks.
+    expect(reads).toBeLessThan(chunks + 8);
+  });
+});
