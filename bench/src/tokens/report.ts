@@ -62,7 +62,42 @@ export interface TokensResult {
   runs: ServerRun[];
 }
 
-const runsOf = (result: TokensResult, name: string): ServerRun[] => result.runs.filter((r) => r.name === name);
+/** Delivered chunks/s in the steady window must reach this share of streams × rate for a level to pass. */
+export const MIN_DELIVERED_SHARE = 0.9;
+
+/**
+ * Whether a level passed: no failed stream, nothing lost, duplicated or reordered, p99 within the
+ * limit, and the chunks delivered at the rate the agents emit (a saturated server delays the
+ * agents' emits too, which the emit → receipt latency alone would not show).
+ */
+export function levelPasses(level: LevelResult, config: TokensResult['config']): boolean {
+  return (
+    level.errors === 0 &&
+    level.lost + level.duplicated + level.outOfOrder === 0 &&
+    level.latencyMs.p99 <= config.p99LimitMs &&
+    level.chunksPerSec >= MIN_DELIVERED_SHARE * level.streams * config.perSecond
+  );
+}
+
+/** The run's knee: the last level that passed before the first that did not (0 if none passed). */
+export function kneeOf(run: ServerRun, config: TokensResult['config']): number {
+  let knee = 0;
+  for (const level of [...run.levels].sort((a, b) => a.streams - b.streams)) {
+    if (!levelPasses(level, config)) break;
+    knee = level.streams;
+  }
+  return knee;
+}
+
+/** The runs of a server, their knees judged by {@link levelPasses} (results written before it had only p99 and losses). */
+const runsOf = (result: TokensResult, name: string): ServerRun[] =>
+  result.runs
+    .filter((r) => r.name === name)
+    .map((r) => ({
+      ...r,
+      knee: kneeOf(r, result.config),
+      levels: r.levels.map((l) => ({ ...l, pass: levelPasses(l, result.config) })),
+    }));
 
 /** The median knee of a server over its rounds (NaN when it never ran). */
 export function medianKnee(result: TokensResult, name: string): number {
@@ -198,7 +233,9 @@ export function renderTokens(result: TokensResult): string {
     `Each stream is one task whose agent streams ${config.chunks} chunks of 4 characters at ${config.perSecond} a second ` +
       `(one artifact, \`append\`, the last with \`lastChunk\`). Streams start evenly over one second; the level ` +
       `passes when the p99 of every chunk's latency (the agent's emit → the bytes' arrival at the client) is ≤ ` +
-      `${config.p99LimitMs} ms, no stream failed and no chunk was lost, duplicated or reordered. The ramp stops at the ` +
+      `${config.p99LimitMs} ms, no stream failed, no chunk was lost, duplicated or reordered, and the chunks arrived at ` +
+      `${MIN_DELIVERED_SHARE * 100} % or more of the rate the agents emit them (streams × ${config.perSecond}/s, counted while every ` +
+      `stream is live): a saturated server delays the agents' emits too, which the latency alone would not show. The ramp stops at the ` +
       `first level that does not pass (the knee is the last that did); ${config.cpuLevel} streams is measured in any case, ` +
       `for the CPU per chunk. ${config.rounds} rounds; the order of the servers alternates from round to round; ` +
       `numbers are medians over the rounds. The load generator, the servers and Postgres share the machine's cores.`,
