@@ -51,9 +51,11 @@ import { type Counters, readCounters } from './tokens/measure.js';
 import {
   type LevelResult,
   levelPasses,
+  RESUBSCRIBE_DELAY_MS,
   renderTokens,
   SERVERS,
   type ServerRun,
+  SPREAD_MS,
   type TokensResult,
 } from './tokens/report.js';
 
@@ -133,12 +135,18 @@ async function startServers(name: string): Promise<{ servers: ServerProcess[]; p
   return { servers, ...(postgresUrl ? { postgresUrl } : {}) };
 }
 
-function levelResult(streams: number, outcome: LevelOutcome, before: Counters, after: Counters): LevelResult {
+function levelResult(
+  name: string,
+  streams: number,
+  outcome: LevelOutcome,
+  before: Counters,
+  after: Counters,
+): LevelResult {
   const received = outcome.streams.reduce((sum, s) => sum + s.received, 0);
   const inSnapshot = outcome.streams.reduce((sum, s) => sum + s.inSnapshot, 0);
   const errors = outcome.streams.filter((s) => s.error !== undefined);
   // The steady state: after the last stream started (1 s) and before the first could end.
-  const from = outcome.startedAt + 1000;
+  const from = outcome.startedAt + SPREAD_MS;
   const to = outcome.startedAt + (chunks / perSecond) * 1000;
   const inWindow = outcome.arrivals.filter((t) => t >= from && t < to).length;
   const latency = distribution(outcome.latencies);
@@ -166,7 +174,7 @@ function levelResult(streams: number, outcome: LevelOutcome, before: Counters, a
     wallMs: outcome.wallMs,
     pass: false,
   };
-  result.pass = levelPasses(result, CONFIG);
+  result.pass = levelPasses(result, CONFIG, name);
   return result;
 }
 
@@ -188,12 +196,12 @@ async function measureServer(name: string, round: number): Promise<ServerRun> {
         perSecond,
         sendUrl,
         readUrl,
-        spreadMs: 1000,
-        resubscribeDelayMs: sendUrl === readUrl ? 0 : 1000,
+        spreadMs: SPREAD_MS,
+        resubscribeDelayMs: sendUrl === readUrl ? 0 : RESUBSCRIBE_DELAY_MS,
       });
       const after = await readCounters(pids, postgresUrl);
       if (profiled) await Promise.all(servers.map((s) => s.mark('end')));
-      const level = levelResult(streams, outcome, before, after);
+      const level = levelResult(name, streams, outcome, before, after);
       console.log(
         `  ${name} round ${round} ${streams} streams: ${level.chunksPerSec.toFixed(0)} chunks/s, p50 ${level.latencyMs.p50.toFixed(1)} p99 ${level.latencyMs.p99.toFixed(1)} ms, ` +
           `${level.serverCpuUsPerChunk.toFixed(0)} µs CPU/chunk${postgresUrl ? ` + ${level.databaseCpuUsPerChunk.toFixed(0)} µs db` : ''}` +
