@@ -260,7 +260,7 @@ export function renderTokens(result: TokensResult): string {
       `after the first start to the answer's length; with the clients on the other worker each agent first waits ` +
       `${RESUBSCRIBE_DELAY_MS} ms for its client to resubscribe, so ${Math.round(emittedShare('x-2w', config) * 100)} % of that is emitted in the window): a saturated server delays the agents' emits too, which the latency alone would not show. The ramp stops at the ` +
       `first level that does not pass (the knee is the last that did); ${config.cpuLevel} streams is measured in any case, ` +
-      `for the CPU per chunk. ${config.rounds} rounds; the order of the servers alternates from round to round; ` +
+      `for the CPU per chunk. The highest level is ${Math.max(...config.levels)}: a knee there means at least that many. ${config.rounds} rounds; the order of the servers alternates from round to round; ` +
       `numbers are medians over the rounds. The load generator, the servers and Postgres share the machine's cores.`,
   );
   lines.push('');
