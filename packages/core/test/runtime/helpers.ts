@@ -8,7 +8,7 @@ import { MemoryStore } from '@fastify-a2a/store-memory';
 import { afterEach } from 'vitest';
 import type { AgentExecutorLike } from '../../src/executor.js';
 import type { Logger } from '../../src/logger.js';
-import type { Message, Part, Task } from '../../src/model/types.js';
+import type { Message, Part } from '../../src/model/types.js';
 import { callContext } from '../../src/protocol/context.js';
 import { Events } from '../../src/runtime/events.js';
 import { Intake } from '../../src/runtime/intake.js';
