@@ -107,7 +107,27 @@ async function startServers(name: string): Promise<{ servers: ServerProcess[]; p
     store = `sqlite:${join(dir, 'a2a.db')}`;
   } else if (base === 'postgres') {
     const schema = `bench_tok_${randomSuffix()}`;
-    cleanups.push(() => dropSchema(schema));
+    cleanups.push(async () => {
+      if (process.env.TOKENS_PG_STATS === '1') {
+        // By hand only: which of the schema's indexes the run read, and how much.
+        const { withPostgres } = await import('./lib/env.js');
+        await withPostgres(async (client) => {
+          const { rows } = await client.query(
+            `SELECT relname, indexrelname, idx_scan, idx_tup_read, idx_tup_fetch FROM pg_stat_user_indexes
+             WHERE schemaname = $1 AND idx_scan > 0 ORDER BY idx_tup_read DESC`,
+            [schema],
+          );
+          console.table(rows);
+          const tables = await client.query(
+            `SELECT relname, seq_scan, seq_tup_read, idx_scan, idx_tup_fetch, n_tup_ins, n_tup_upd, n_tup_hot_upd
+             FROM pg_stat_user_tables WHERE schemaname = $1`,
+            [schema],
+          );
+          console.table(tables.rows);
+        });
+      }
+      await dropSchema(schema);
+    });
     const url = new URL(POSTGRES_URL);
     url.searchParams.set('schema', schema);
     store = url.toString();

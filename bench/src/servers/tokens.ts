@@ -51,6 +51,10 @@ try {
     executor: execute,
     store: storeFor(process.env.BENCH_STORE ?? 'memory:'),
     ...(process.env.BENCH_WORKER_ID ? { workerId: process.env.BENCH_WORKER_ID } : {}),
+    // Only to compare settings by hand; the bench itself measures the defaults.
+    ...(process.env.BENCH_STREAM_COMMIT_INTERVAL_MS
+      ? { streamCommitIntervalMs: Number(process.env.BENCH_STREAM_COMMIT_INTERVAL_MS) }
+      : {}),
   });
   await app.listen(LISTEN);
   const address = app.server.address();

@@ -203,6 +203,14 @@ export interface A2APluginOptions {
   bodyTimeoutMs?: number;
   /** Purge of terminal tasks; `false` disables it. @default { ttlMs: 86_400_000, sweepIntervalMs: 600_000 } */
   retention?: RetentionOptions | false;
+  /**
+   * The artifact chunks an agent streams (`append: true`) are committed at most this often per
+   * task; the chunks emitted meanwhile share one commit (each stays its own event on the stream).
+   * Status updates, new artifacts and the turn's end never wait. Trades up to this much latency
+   * per chunk for fewer transactions on a token-streaming agent (docs/operating.md).
+   * @default 0 (every batch of updates is committed as soon as the previous one is written)
+   */
+  streamCommitIntervalMs?: number;
   /** Safety net for lost notifications: this often, one `store.getVersions` call checks every task this worker's streams wait on. @default 2000 */
   followPollIntervalMs?: number;
   /** This process's id in the store's worker leases. @default `<hostname>-<pid>-<random>` */
@@ -459,6 +467,12 @@ export const OPTION_SPEC = {
   bodyTimeoutMs: { default: 30_000, check: nonNegativeMs },
   retention: { check: checkRetention },
   followPollIntervalMs: { default: 2000, check: positiveMs },
+  streamCommitIntervalMs: {
+    check: (value) =>
+      typeof value === 'number' && Number.isFinite(value) && value >= 0 && value <= 1000
+        ? undefined
+        : 'must be a number of milliseconds from 0 to 1000',
+  },
   workerId: { check: nonEmptyString },
   leaseTtlMs: { default: 15_000, check: positiveMs },
   drainTimeoutMs: { default: 10_000, check: nonNegativeMs },

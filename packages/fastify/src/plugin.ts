@@ -203,6 +203,7 @@ const a2aPluginImpl: FastifyPluginAsync<A2APluginOptions> = async (fastify, opts
     createTaskBeforeRun: options.createTaskBeforeRun,
     turnPollIntervalMs: options.turnPollIntervalMs,
     ...(options.turnTimeoutMs !== undefined ? { turnTimeoutMs: options.turnTimeoutMs } : {}),
+    ...(options.streamCommitIntervalMs !== undefined ? { streamCommitIntervalMs: options.streamCommitIntervalMs } : {}),
     ...(options.blockingSendMaxWaitMs !== undefined ? { blockingSendMaxWaitMs: options.blockingSendMaxWaitMs } : {}),
     ...(options.retention !== undefined ? { retention: options.retention } : {}),
     ...(options.interruptedExpiry !== undefined ? { interruptedExpiry: options.interruptedExpiry } : {}),

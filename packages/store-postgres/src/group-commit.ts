@@ -11,6 +11,7 @@
  * database in the order they were made.
  */
 
+import type { Writable } from 'node:stream';
 import type { CommitRequest, CommitResult, StoreCallContext } from '@fastify-a2a/core';
 import pg from 'pg';
 import { statementName } from './statements.js';
@@ -109,6 +110,12 @@ export interface PreparedCommit extends Queued {
   scope: string;
   messageIds: string[];
   ctx: StoreCallContext | undefined;
+  /**
+   * An agent's update to a task already written (no creation, message ids or turn): in a batch
+   * it may go in the one statement of such updates (see `plainUpdates` in statements.ts). Its
+   * `values` are then the per-commit statement's, of which that statement takes $2–$9, $11 and $14.
+   */
+  plain: boolean;
 }
 
 export interface QueuedCommit extends PreparedCommit {
@@ -146,6 +153,49 @@ export interface GroupCommitHost {
   readonly preparedStatements: boolean;
   /** The `application_name` of the lanes' connections. */
   readonly applicationName: string;
+  /** The statement of a batch's plain updates (see {@link PreparedCommit.plain}). */
+  readonly plainUpdates: string;
+}
+
+/**
+ * The commits of a batch that go in its one statement of plain updates: the first commit of each
+ * task, when plain (a later one of the same task must see the earlier one's write, so it goes as
+ * its own statement, after). Sorted by task id, so that two workers' batches lock shared tasks in
+ * the same order.
+ */
+function plainUpdatesOf(batch: readonly PreparedCommit[]): number[] {
+  const seen = new Set<string>();
+  const together: number[] = [];
+  for (const [index, commit] of batch.entries()) {
+    const { taskId } = commit.request;
+    if (commit.plain && !seen.has(taskId)) together.push(index);
+    seen.add(taskId);
+  }
+  if (together.length < 2) return [];
+  return together.sort((a, b) => {
+    const x = (batch[a] as PreparedCommit).request.taskId;
+    const y = (batch[b] as PreparedCommit).request.taskId;
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+}
+
+/**
+ * The values of the plain-updates statement for `commits` (see `plainUpdates` in statements.ts):
+ * the namespace, and the commits as one JSON text. Built by hand so that each task and its
+ * events, already JSON texts, go in as they are rather than being escaped into strings.
+ */
+function plainUpdateValues(commits: readonly PreparedCommit[]): unknown[] {
+  // Positions in the per-commit statement's values (see `commitStatements`).
+  const items = commits.map(({ values }) => {
+    const traceContext = values[13];
+    return (
+      `{"task_id":${JSON.stringify(values[1])},"context_id":${JSON.stringify(values[2])}` +
+      `,"state":${JSON.stringify(values[3])},"version":${Number(values[4])},"expected":${Number(values[7])}` +
+      `,"task":${values[5] as string},"status_ts":${Number(values[10])},"now":${Number(values[6])}` +
+      `,"events":${values[8] as string},"trace_context":${traceContext == null ? 'null' : JSON.stringify(traceContext)}}`
+    );
+  });
+  return [commits[0]?.values[0], `[${items.join(',')}]`];
 }
 
 /**
@@ -250,19 +300,48 @@ export class GroupCommit {
     }
     // Nothing was sent: the pool may still serve them (the error, if any, comes from there).
     if (client === undefined || this.#laneConnections[lane] !== client) return { kind: 'rolledBack' };
-    const statement = ({ text, values }: PreparedCommit) =>
+    const statement = ({ text, values }: { text: string; values: unknown[] }) =>
       this.#host.preparedStatements ? { name: statementName(text), text, values } : { text, values };
-    const begin = client.query('BEGIN');
-    const results = batch.map((commit) => client.query<CommitRow>(statement(commit)));
-    const commit = client.query('COMMIT');
-    const settled = await Promise.allSettled([begin, ...results, commit]);
+    const together = plainUpdatesOf(batch);
+    const inTogether = new Set(together);
+    const alone = batch.filter((_, index) => !inTogether.has(index));
+    // pg corks the socket around each query, so each would still be its own write: one system call
+    // per commit of the batch (the largest native cost of a token-streaming server, issue 30).
+    // Queries on a connected pipelining client are written synchronously, so one outer cork makes
+    // the whole batch one write.
+    const socket = (client as unknown as { connection?: { stream?: Partial<Writable> } }).connection?.stream;
+    const corked = typeof socket?.cork === 'function' && typeof socket.uncork === 'function';
+    if (corked) socket.cork?.();
+    let queries: Promise<pg.QueryResult>[];
+    try {
+      queries = [client.query('BEGIN')];
+      // The plain updates first: each is its task's first commit in the batch, so nothing of its
+      // task comes before it, and the commits that follow see its write.
+      if (together.length > 0) {
+        const text = this.#host.plainUpdates;
+        const values = plainUpdateValues(together.map((index) => batch[index] as PreparedCommit));
+        queries.push(client.query<{ task_id: string }>(statement({ text, values })));
+      }
+      for (const commit of alone) queries.push(client.query<CommitRow>(statement(commit)));
+      queries.push(client.query('COMMIT'));
+    } finally {
+      if (corked) socket.uncork?.();
+    }
+    const settled = await Promise.allSettled(queries);
     const end = settled[settled.length - 1] as PromiseSettledResult<pg.QueryResult>;
     const failed = settled.some((result) => result.status === 'rejected');
     if (!failed && end.status === 'fulfilled' && end.value.command === 'COMMIT') {
-      return {
-        kind: 'committed',
-        rows: settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<pg.QueryResult<CommitRow>>).value.rows),
-      };
+      const rowsOf = (index: number) => (settled[index] as PromiseFulfilledResult<pg.QueryResult>).value.rows;
+      const rows: CommitRow[][] = new Array(batch.length);
+      let next = 1;
+      if (together.length > 0) {
+        const written = new Set((rowsOf(next++) as { task_id: string }[]).map((row) => row.task_id));
+        for (const index of together) {
+          rows[index] = written.has((batch[index] as PreparedCommit).request.taskId) ? [{ position: null }] : [];
+        }
+      }
+      for (const [index] of batch.entries()) if (!inTogether.has(index)) rows[index] = rowsOf(next++) as CommitRow[];
+      return { kind: 'committed', rows };
     }
     // Running the commits again is safe only on the server's word that none was written. The
     // first failure decides: a statement's own error (ERROR: the transaction is aborted and can

@@ -24,6 +24,8 @@ export interface CommitShape {
   create: boolean;
   enqueue: boolean;
   finish: boolean;
+  /** The commit indexes user message ids (most commits, an agent's updates, index none). */
+  index: boolean;
 }
 
 /**
@@ -42,7 +44,7 @@ export interface CommitShape {
  * when finishing, the slot's position and turn id.
  */
 export function commitStatements(s: string): (shape: CommitShape) => string {
-  const build = ({ create, enqueue, finish }: CommitShape): string => {
+  const build = ({ create, enqueue, finish, index }: CommitShape): string => {
     let next = 15;
     // The owner is written by the creating commit only: an update never touches the column.
     const written = create
@@ -60,11 +62,18 @@ export function commitStatements(s: string): (shape: CommitShape) => string {
         INSERT INTO ${s}.events (namespace, task_id, seq, event, created_at)
         SELECT $1::text, $2::text, ($8::integer + e.ord)::integer, e.event, $7::bigint
         FROM written, json_array_elements($9::json) WITH ORDINALITY AS e(event, ord))`,
-      `indexed AS (
+    ];
+    // Left out when there is nothing to index: an INSERT opens its table and indexes on every
+    // execution, rows or not (part of the database's cost per streamed chunk, issue 30). $10, $12 and
+    // $13 are then unused, but still typed, so that every shape takes the same parameters.
+    ctes.push(
+      index
+        ? `indexed AS (
         INSERT INTO ${s}.messages (namespace, owner, message_id, task_id, context_id, digest)
         SELECT $1::text, coalesce($12::text, ''), m.id, $2::text, $3::text, m.digest
-        FROM written, unnest($10::text[], $13::text[]) AS m(id, digest))`,
-    ];
+        FROM written, unnest($10::text[], $13::text[]) AS m(id, digest))`
+        : `unindexed AS (SELECT $10::text[], $12::text, $13::text[])`,
+    );
     let result = 'NULL::bigint';
     if (enqueue) {
       const [messageId, workerId, lockKey] = [next++, next++, next++];
@@ -90,11 +99,54 @@ export function commitStatements(s: string): (shape: CommitShape) => string {
     }
     return `WITH ${ctes.join(',\n')}\nSELECT ${result} AS position FROM written`;
   };
-  // All eight built once, indexed by the shape's bits: no key to build on each commit.
-  const texts = Array.from({ length: 8 }, (_, bits) =>
-    build({ create: (bits & 1) !== 0, enqueue: (bits & 2) !== 0, finish: (bits & 4) !== 0 }),
+  // All sixteen built once, indexed by the shape's bits: no key to build on each commit.
+  const texts = Array.from({ length: 16 }, (_, bits) =>
+    build({
+      create: (bits & 1) !== 0,
+      enqueue: (bits & 2) !== 0,
+      finish: (bits & 4) !== 0,
+      index: (bits & 8) !== 0,
+    }),
   );
-  return ({ create, enqueue, finish }) => texts[(create ? 1 : 0) | (enqueue ? 2 : 0) | (finish ? 4 : 0)] as string;
+  return ({ create, enqueue, finish, index }) =>
+    texts[(create ? 1 : 0) | (enqueue ? 2 : 0) | (finish ? 4 : 0) | (index ? 8 : 0)] as string;
+}
+
+/**
+ * The {@link PLAIN_UPDATE} commits of one group-commit batch (an agent's updates to tasks already
+ * written: no creation, no message ids, no turn enqueued or finished), as one statement: each
+ * task's snapshot written only at its expected version, and only then its events appended, as
+ * the per-commit statement does, for all of them at once. One statement's executor start, one
+ * index lookup per task and one INSERT for every event of the batch instead of one each: most of
+ * the database's cost per streamed chunk (issue 30, bench/TOKENS.md). Rows back: the task ids
+ * written; a commit whose task is missing from them conflicts. Each task appears at most once
+ * (a statement cannot see its own writes), so only the first commit of a task in a batch goes here.
+ *
+ * $1 namespace; $2 the commits, one JSON array of objects (see `plainUpdateValues` in
+ * group-commit.ts): one parameter rather than an array per column, because pg writes a JS array
+ * as an array literal, escaping every quote of every task and event on the way (the
+ * largest single cost of a batch in the worker's profile).
+ */
+function plainUpdatesStatement(s: string): string {
+  return `
+    WITH input AS (
+      SELECT * FROM json_to_recordset($2::json)
+        AS i(task_id text, context_id text, state text, version integer, expected integer, task json,
+             status_ts bigint, now bigint, events json, trace_context text)
+    ),
+    written AS (
+      UPDATE ${s}.tasks t SET context_id = i.context_id, state = i.state, status_ts = i.status_ts,
+        version = i.version, task = i.task, updated_at = i.now, trace_context = i.trace_context
+      FROM input i
+      WHERE t.namespace = $1 AND t.task_id = i.task_id AND t.version = i.expected
+      RETURNING t.task_id, i.expected, i.events, i.now
+    ),
+    events AS (
+      INSERT INTO ${s}.events (namespace, task_id, seq, event, created_at)
+      SELECT $1::text, w.task_id, (w.expected + e.ord)::integer, e.event, w.now
+      FROM written w, json_array_elements(w.events) WITH ORDINALITY AS e(event, ord)
+    )
+    SELECT task_id FROM written`;
 }
 
 /**
@@ -151,8 +203,14 @@ export function statements(schema: string) {
     JOIN ${s}.tasks t ON t.namespace = c.namespace AND t.task_id = c.task_id`;
   return {
     commit: commitStatements(s),
+    plainUpdates: plainUpdatesStatement(s),
     list: listStatements(s),
     version: `SELECT version FROM ${s}.tasks WHERE namespace = $1 AND task_id = $2`,
+    // The planner's row estimate for the tasks table: negative until it was first analysed.
+    tasksRowEstimate: `
+      SELECT c.reltuples::float8 AS reltuples FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+      WHERE n.nspname = $1 AND c.relname = 'tasks'`,
+    analyzeTasks: `ANALYZE ${s}.tasks`,
     getTask: `SELECT ${taskColumns} FROM ${s}.tasks WHERE namespace = $1 AND task_id = $2`,
     readEvents: `
       SELECT seq, event::text AS event, created_at FROM ${s}.events

@@ -368,8 +368,11 @@ describe('round trips', () => {
     });
     (pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = async (...args: unknown[]) => {
       // The coalesced NOTIFY after commits runs on its own, after the call that caused it.
-      if (String(args[0]).includes("set_config('synchronous_commit'")) notifies += 1;
-      else calls += 1;
+      const text = String((args[0] as { text?: string })?.text ?? args[0]);
+      if (text.includes("set_config('synchronous_commit'")) notifies += 1;
+      // The one-off look at the planner's statistics after the 20th task created (see
+      // PostgresStore's #countCreated) is not a commit's round trip.
+      else if (!text.includes('pg_class') && !text.startsWith('ANALYZE')) calls += 1;
       try {
         return await query(...args);
       } catch (error) {

@@ -23,20 +23,24 @@ export class BatchItemError extends Error {
 }
 
 /**
- * Several commits in one transaction (run it with `.immediate`). Each runs as a nested
- * transaction, which better-sqlite3 wraps in a SAVEPOINT, so a version conflict or a duplicate
- * message id (our own A2AErrors) rolls back that commit alone and the others go on. Any other
- * error ends the batch, rolled back whole, as a BatchItemError.
+ * Several commits in one transaction (run it with `.immediate`). A commit that indexes message ids
+ * runs as a nested transaction, which better-sqlite3 wraps in a SAVEPOINT, so a duplicate id found
+ * after another of its ids was indexed (our own A2AError) rolls back that commit alone and the
+ * others go on. The rest (an agent's updates: no message ids) need none: the only error of ours
+ * they can meet, a version conflict, is thrown by their first statement, before they wrote
+ * anything; skipping the SAVEPOINT and RELEASE saves two statements per streamed chunk (issue 30).
+ * Any other error ends the batch, rolled back whole, as a BatchItemError.
  * @internal (its inferred type names better-sqlite3's internal namespace)
  */
 export function batchTransaction(
   db: Database.Database,
   commit: Database.Transaction<(args: CommitArgs) => QueueSlot | undefined>,
+  writeCommit: (args: CommitArgs) => QueueSlot | undefined,
 ) {
   return db.transaction((batch: CommitArgs[]): CommitOutcome[] =>
     batch.map((args, index): CommitOutcome => {
       try {
-        return { ok: true, turn: commit(args) };
+        return { ok: true, turn: args.messages.length > 0 ? commit(args) : writeCommit(args) };
       } catch (error) {
         if (A2AError.is(error)) return { ok: false, error };
         throw new BatchItemError(index, error);

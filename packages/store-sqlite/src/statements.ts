@@ -356,7 +356,7 @@ export function prepare(db: Database.Database) {
     ),
   };
 
-  const commit = db.transaction((args: CommitArgs): QueueSlot | undefined => {
+  const writeCommit = (args: CommitArgs): QueueSlot | undefined => {
     const { write, expectedVersion, eventJsons, messages, scope } = args;
     const actual = statements.taskVersion.get(write.namespace, write.taskId);
     if ((actual ?? 0) !== expectedVersion) throw new VersionConflictError(write.taskId, expectedVersion, actual);
@@ -398,9 +398,10 @@ export function prepare(db: Database.Database) {
     const { namespace, contextId, taskId, now } = write;
     const position = statements.insertTurn.get(namespace, contextId, taskId, messageId, workerId, now) as number;
     return { contextId, position, taskId, messageId, workerId };
-  });
+  };
+  const commit = db.transaction(writeCommit);
 
-  const commitBatch = batchTransaction(db, commit);
+  const commitBatch = batchTransaction(db, commit, writeCommit);
 
   const enqueue = db.transaction(({ namespace, request, now }: EnqueueArgs): QueueSlot => {
     const { contextId, taskId, messageId, workerId } = request;

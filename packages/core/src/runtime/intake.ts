@@ -60,6 +60,8 @@ export interface IntakeOptions {
   readonly telemetry?: Telemetry;
   /** The A2A 1.1 draft's generations are on: `ifGenerationMatch` is honoured, not refused. @default false */
   readonly generations?: boolean;
+  /** Given to every turn (see A2ARuntimeOptions.streamCommitIntervalMs). @default 0 */
+  readonly streamCommitIntervalMs?: number;
 }
 
 /**
@@ -83,9 +85,11 @@ export class Intake {
   readonly #telemetry: Telemetry;
   readonly #messageIdReuse: 'reject' | 'replay' | 'ignore';
   readonly #generations: boolean;
+  readonly #streamCommitIntervalMs: number;
 
   constructor(options: IntakeOptions) {
     this.#generations = options.generations === true;
+    this.#streamCommitIntervalMs = options.streamCommitIntervalMs ?? 0;
     this.#store = options.store;
     this.#messageIdReuse = options.messageIdReuse ?? 'reject';
     this.#events = options.events;
@@ -145,6 +149,7 @@ export class Intake {
           caller: callerOf(ctx),
           storeContext,
           creation: { owner, takeSlot: { messageId: incoming.messageId, workerId: this.#workerId } },
+          streamCommitIntervalMs: this.#streamCommitIntervalMs,
         });
         this.#scheduler.schedule(turn);
         return { kind: 'turn', turn };
@@ -274,6 +279,7 @@ export class Intake {
       slot,
       caller: callerOf(ctx),
       storeContext,
+      streamCommitIntervalMs: this.#streamCommitIntervalMs,
     });
     this.#scheduler.schedule(turn);
     return { kind: 'turn', turn };

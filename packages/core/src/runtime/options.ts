@@ -133,6 +133,20 @@ export interface A2ARuntimeOptions {
   followPollIntervalMs?: number;
   /** A turn waiting for its context re-checks the queue this often between notifications. @default 100 */
   turnPollIntervalMs?: number;
+  /**
+   * The artifact chunks an agent streams (`append: true` updates) are committed at most this often
+   * per task: a chunk emitted less than this long after its task's previous commit waits for the
+   * rest of the interval, and the chunks emitted meanwhile go in one commit (each stays its own
+   * event in the log and on the stream, so nothing is merged or lost). A status update, a new
+   * artifact or the turn's end is never held, and takes waiting chunks with it. On a durable store
+   * every commit is a transaction, a notification and a read by each follower on every worker:
+   * a token-streaming agent otherwise pays that per token. The cost is up to this much latency
+   * on a chunk. 0 commits every batch as soon as the previous one is written. Off by default: in
+   * `npm run bench:tokens`, 40 ms cut a durable store's writes per chunk by a third and its
+   * CPU per chunk by 5–10 %, but raised the p99 latency more than that bought (bench/TOKENS.md).
+   * @default 0
+   */
+  streamCommitIntervalMs?: number;
   /** @default Date.now */
   clock?: Clock;
   /** Ids for tasks, contexts, artifacts and agent messages. @default crypto.randomUUID */

@@ -145,6 +145,7 @@ export class A2ARuntime {
       messageIdReuse: options.messageIdReuse ?? 'reject',
       telemetry,
       generations: this.#generations,
+      streamCommitIntervalMs: streamCommitInterval(options),
     });
     this.#follower = new Follower(store, log, options.followPollIntervalMs ?? 2000, telemetry);
     this.#membership = new Membership({
@@ -650,4 +651,17 @@ async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | un
   } finally {
     clearTimeout(timer);
   }
+}
+
+/** The runtime's `streamCommitIntervalMs`, checked: 0 (off) unless given. */
+function streamCommitInterval(options: A2ARuntimeOptions): number {
+  const given = options.streamCommitIntervalMs;
+  if (given === undefined) return 0;
+  if (typeof given !== 'number' || !Number.isFinite(given) || given < 0 || given > 1000) {
+    throw new A2AError(
+      'INVALID_OPTIONS',
+      `streamCommitIntervalMs must be a number of milliseconds from 0 to 1000; got ${String(given)}.`,
+    );
+  }
+  return given;
 }

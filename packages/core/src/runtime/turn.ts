@@ -170,6 +170,17 @@ export interface TurnOptions {
   readonly storeContext: StoreCallContext | undefined;
   /** The task is written by the turn's first commit, together with the agent's first updates. */
   readonly creation?: PendingCreation | undefined;
+  /** See {@link A2ARuntimeOptions.streamCommitIntervalMs}; 0 or absent: every batch goes at once. */
+  readonly streamCommitIntervalMs?: number;
+}
+
+/**
+ * A chunk appended to an artifact already streaming: the updates a batch may wait for company in
+ * (see {@link A2ARuntimeOptions.streamCommitIntervalMs}). A new artifact, a status update or the
+ * turn's end goes at once, and takes any waiting chunks with it.
+ */
+function isAppendedChunk(event: TaskEvent): boolean {
+  return event.kind === 'artifact-update' && event.append === true;
 }
 
 export class Turn {
@@ -208,6 +219,11 @@ export class Turn {
   #inFlight = 0;
   #creation: PendingCreation | undefined;
   #slot: QueueSlot | undefined;
+  readonly #streamCommitIntervalMs: number;
+  /** When the last batch went to the store (performance.now()). */
+  #lastCommitAt = Number.NEGATIVE_INFINITY;
+  /** Ends the wait of a batch of chunks early (an update that must not wait was queued). */
+  #wakePacedBatch: (() => void) | undefined;
   /** When the scheduler took it, and when it got its slot (monotonic seconds; 0 with telemetry off). */
   acceptedAt = 0;
   startedAt = 0;
@@ -223,6 +239,7 @@ export class Turn {
     this.projected = options.writer.task;
     this.#slot = options.slot;
     this.#creation = options.creation;
+    this.#streamCommitIntervalMs = options.streamCommitIntervalMs ?? 0;
   }
 
   get taskId(): string {
@@ -375,13 +392,16 @@ export class Turn {
     const events = build(this.projected);
     if (events === undefined || events.length === 0) return false;
     this.projected = projectStatus(this.projected, events);
+    let mustNotWait = false;
     for (const event of events) {
       this.#queue.push(event);
+      if (!isAppendedChunk(event)) mustNotWait = true;
       if (endsTurn(event, this.messageId) && !this.#endQueued) {
         this.#stageEnd();
         this.#endQueued = true;
       }
     }
+    if (mustNotWait) this.#wakePacedBatch?.();
     this.#pumping ??= this.#pump();
     return true;
   }
@@ -409,6 +429,8 @@ export class Turn {
       // I/O phase, which under hundreds of streams made every chunk wait a whole loop turn
       // (issue 30, bench/TOKENS.md).
       await new Promise<void>((resolve) => queueMicrotask(() => process.nextTick(resolve)));
+      await this.#paceChunks();
+      this.#lastCommitAt = performance.now();
       const events = this.#queue;
       const waiters = this.#waiters;
       const ends = this.#endQueued;
@@ -446,6 +468,30 @@ export class Turn {
       }
     }
     this.#pumping = undefined;
+  }
+
+  /**
+   * A batch of nothing but appended chunks, due less than `streamCommitIntervalMs` after the
+   * previous batch went, waits out the rest of that interval (or until an update that must not
+   * wait is queued): the chunks an agent streams meanwhile go in the same commit. On a durable
+   * store each commit is a transaction, a notification and a read by every follower; an LLM
+   * emitting 50 tokens a second would otherwise pay all of that per token (issue 30,
+   * bench/TOKENS.md). The first chunk after a pause, and every other update, goes at once.
+   */
+  async #paceChunks(): Promise<void> {
+    const interval = this.#streamCommitIntervalMs;
+    if (interval <= 0 || this.#endQueued || !this.#queue.every(isAppendedChunk)) return;
+    const wait = this.#lastCommitAt + interval - performance.now();
+    if (wait < 1) return;
+    await new Promise<void>((resolve) => {
+      const wake = () => {
+        clearTimeout(timer);
+        this.#wakePacedBatch = undefined;
+        resolve();
+      };
+      const timer = setTimeout(wake, wait);
+      this.#wakePacedBatch = wake;
+    });
   }
 
   /**

@@ -1,0 +1,103 @@
+/**
+ * A group-commit batch runs an agent's updates (no message ids) without a SAVEPOINT each, and a
+ * commit that indexes message ids inside one (issue 30): a conflict still writes nothing, and a
+ * duplicate id found after another id of the same commit was indexed still undoes that one.
+ * Statements are seen through better-sqlite3's `verbose` hook.
+ */
+
+import { join } from 'node:path';
+import { A2AError, applyEvents, type Task } from '@fastify-a2a/core';
+import { artifactUpdate, createTask, message, taskFixture } from '@fastify-a2a/core/testing';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SqliteStore } from '../src/index.js';
+import { tempDir } from './helpers.js';
+
+let dir: string;
+let remove: () => void;
+const cleanup: (() => Promise<void> | void)[] = [];
+beforeEach(() => {
+  ({ dir, remove } = tempDir());
+});
+afterEach(async () => {
+  for (const step of cleanup.splice(0).reverse()) await step();
+  remove();
+});
+
+async function storeWithStatements(): Promise<{ store: SqliteStore; statements: string[] }> {
+  const statements: string[] = [];
+  const database = new Database(join(dir, 'a2a.db'), { verbose: (sql) => statements.push(String(sql)) });
+  const store = new SqliteStore({ database });
+  cleanup.push(() => {
+    database.close();
+  });
+  cleanup.push(() => store.close());
+  await store.open();
+  return { store, statements };
+}
+
+const update = (store: SqliteStore, task: Task, expectedVersion: number, text: string) => {
+  const events = [artifactUpdate(task, text)];
+  return store.commit({ taskId: task.id, expectedVersion, task: applyEvents(task, events), events });
+};
+
+describe('SQLite group commit: savepoints only where a commit needs one', () => {
+  it('a batch of updates runs with no SAVEPOINT; a stale one conflicts and writes nothing, the others are written', async () => {
+    const { store, statements } = await storeWithStatements();
+    const tasks: Task[] = [];
+    for (let i = 0; i < 6; i++) {
+      const task = taskFixture({ state: 'working' });
+      await createTask(store, task);
+      tasks.push(task);
+    }
+    const stale = tasks[3] as Task;
+    statements.length = 0;
+    // Made in one turn of the event loop: the first runs alone, the rest as one batch.
+    const results = await Promise.allSettled(tasks.map((task) => update(store, task, task === stale ? 4 : 1, 'x')));
+    expect(statements.some((sql) => /^SAVEPOINT/i.test(sql))).toBe(false);
+    expect(statements.filter((sql) => /^BEGIN IMMEDIATE/i.test(sql)).length).toBeLessThanOrEqual(2);
+    for (const [i, result] of results.entries()) {
+      if (tasks[i] === stale) {
+        const reason = (result as PromiseRejectedResult).reason;
+        expect(A2AError.is(reason) && reason.code).toBe('VERSION_CONFLICT');
+      } else {
+        expect(result.status === 'fulfilled' && result.value.version).toBe(2);
+      }
+    }
+    expect((await store.getTask(stale.id))?.version).toBe(1);
+    expect(await store.readEvents(stale.id, 1)).toEqual([]);
+  });
+
+  it('a commit with message ids in a batch has its SAVEPOINT: a duplicate second id undoes its first', async () => {
+    const { store, statements } = await storeWithStatements();
+    const taken = taskFixture({ state: 'working' });
+    await createTask(store, taken, [message('user', 'first', { messageId: 'taken-id', taskId: taken.id })]);
+    const others: Task[] = [];
+    for (let i = 0; i < 3; i++) {
+      const task = taskFixture({ state: 'working' });
+      await createTask(store, task);
+      others.push(task);
+    }
+    const target = others[1] as Task;
+    const messages = [
+      message('user', 'new', { messageId: 'fresh-id', taskId: target.id }),
+      message('user', 'again', { messageId: 'taken-id', taskId: target.id }),
+    ];
+    statements.length = 0;
+    const results = await Promise.allSettled([
+      update(store, others[0] as Task, 1, 'a'),
+      store.commit({ taskId: target.id, expectedVersion: 1, task: applyEvents(target, messages), events: messages }),
+      update(store, others[2] as Task, 1, 'c'),
+    ]);
+    expect(statements.some((sql) => /^SAVEPOINT/i.test(sql))).toBe(true);
+    expect(results[0]?.status).toBe('fulfilled');
+    expect(results[2]?.status).toBe('fulfilled');
+    const reason = (results[1] as PromiseRejectedResult).reason;
+    expect(A2AError.is(reason) && reason.code).toBe('DUPLICATE_MESSAGE');
+    // 'fresh-id' was indexed before the duplicate was found, and is free again: a new commit takes it.
+    const retry = [message('user', 'new', { messageId: 'fresh-id', taskId: target.id })];
+    await expect(
+      store.commit({ taskId: target.id, expectedVersion: 1, task: applyEvents(target, retry), events: retry }),
+    ).resolves.toMatchObject({ version: 2 });
+  });
+});
