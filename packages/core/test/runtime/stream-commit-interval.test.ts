@@ -2,7 +2,7 @@
  * `streamCommitIntervalMs`: appended artifact chunks are committed at most this often per task;
  * every other update goes at once and takes waiting chunks with it (issue 30).
  */
-import { A2AError, type CommitRequest } from '@fastify-a2a/core';
+import { A2AError, type CommitRequest, type TurnContext } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { describe, expect, it } from 'vitest';
 import { A2ARuntime } from '../../src/runtime.js';
@@ -26,7 +26,7 @@ function recordingStore(): { store: MemoryStore; commits: { at: number; kinds: s
 }
 
 /** An agent streaming `chunks` appended chunks `gapMs` apart, then a status message, then done. */
-const streamingAgent = (chunks: number, gapMs: number) => async (turn: Parameters<Parameters<typeof start>[0]>[0]) => {
+const streamingAgent = (chunks: number, gapMs: number) => async (turn: TurnContext) => {
   await turn.artifact({ artifactId: 'answer', text: 'c0' });
   for (let i = 1; i < chunks; i++) {
     await delay(gapMs);
@@ -98,7 +98,9 @@ describe('streamCommitIntervalMs', () => {
         error = caught;
       }
       expect(A2AError.is(error) && error.code).toBe('INVALID_OPTIONS');
-      expect((error as Error).message).toMatch(/streamCommitIntervalMs must be a number of milliseconds from 0 to 1000/);
+      expect((error as Error).message).toMatch(
+        /streamCommitIntervalMs must be a number of milliseconds from 0 to 1000/,
+      );
     }
   });
 });
