@@ -143,7 +143,8 @@ export interface A2ARuntimeOptions {
    * a token-streaming agent otherwise pays that per token. The cost is up to this much latency
    * on a chunk. 0 commits every batch as soon as the previous one is written. Off by default: in
    * `npm run bench:tokens`, 40 ms cut a durable store's writes per chunk by a third and its
-   * CPU per chunk by 5–10 %, but raised the p99 latency more than that bought (bench/TOKENS.md).
+   * CPU per chunk by 5–10 %, but raised the p99 latency more than that bought (compare with the
+   * bench server's BENCH_STREAM_COMMIT_INTERVAL_MS).
    * @default 0
    */
   streamCommitIntervalMs?: number;
