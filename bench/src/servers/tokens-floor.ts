@@ -58,13 +58,13 @@ const server = http.createServer((request, response) => {
     response.on('close', () => controller.abort());
     void streamTokens(
       command,
-      (index, part) => {
+      (index, { part, metadata }) => {
         response.write(
           frame({
             kind: 'artifact-update',
             taskId,
             contextId,
-            artifact: { artifactId: 'answer', name: 'answer', parts: [part] },
+            artifact: { artifactId: 'answer', name: 'answer', parts: [part], ...(metadata ? { metadata } : {}) },
             append: index > 0,
             lastChunk: index === command.count - 1,
           }),

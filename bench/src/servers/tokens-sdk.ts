@@ -54,12 +54,12 @@ class TokenExecutor implements AgentExecutor {
       if (command) {
         await streamTokens(
           command,
-          (index, part) =>
+          (index, { part, metadata }) =>
             bus.publish({
               kind: 'artifact-update',
               taskId,
               contextId,
-              artifact: { artifactId: 'answer', name: 'answer', parts: [part] },
+              artifact: { artifactId: 'answer', name: 'answer', parts: [part], ...(metadata ? { metadata } : {}) },
               append: index > 0,
               lastChunk: index === command.count - 1,
             }),

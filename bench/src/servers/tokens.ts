@@ -30,11 +30,12 @@ async function execute(turn: TurnContext): Promise<void> {
   if (!command) return echoAgent.execute(turn);
   await streamTokens(
     command,
-    (index, part) =>
+    (index, { part, metadata }) =>
       turn.artifact({
         artifactId: 'answer',
         name: 'answer',
         parts: [part],
+        ...(metadata ? { metadata } : {}),
         append: index > 0,
         lastChunk: index === command.count - 1,
       }),

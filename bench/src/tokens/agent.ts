@@ -7,9 +7,12 @@
  * artifact, chunk i due at start + i / perSecond (a drift-free schedule: a late chunk does not
  * delay the ones after it). Each chunk's text is 4 characters: its index in base 36, padded to
  * three, and a space, so a client can check that no chunk is lost, duplicated or reordered. Unless
- * `plain`, the part carries `metadata.t`, the emit time (performance.timeOrigin + performance.now(),
- * ms with sub-ms resolution, comparable across processes on one host) taken just before the chunk
- * is handed to the server; `plain` leaves it out, for the final task's size.
+ * `plain`, the chunk's artifact carries `metadata.t`, the emit time (performance.timeOrigin +
+ * performance.now(), ms with sub-ms resolution, comparable across processes on one host) taken
+ * just before the chunk is handed to the server; `plain` leaves it out, for the final task's size.
+ * On the artifact rather than the part: a part with metadata is a part of its own in the task's
+ * snapshot, so a stamp per part would make the snapshot grow by one part per token, which an LLM's
+ * plain text does not (the first runs of issue 30 measured it that way).
  */
 
 import { performance } from 'node:perf_hooks';
@@ -44,10 +47,15 @@ export function tokenIndex(text: string): number {
   return /^[0-9a-z]{3} $/.test(text) ? Number.parseInt(text, 36) : Number.NaN;
 }
 
-export function tokenPart(index: number, plain: boolean): { kind: 'text'; text: string; metadata?: { t: number } } {
-  return plain
-    ? { kind: 'text', text: tokenText(index) }
-    : { kind: 'text', text: tokenText(index), metadata: { t: nowHr() } };
+/** One chunk: its text part, and (unless plain) the artifact metadata stamping its emit time. */
+export interface TokenChunk {
+  part: { kind: 'text'; text: string };
+  metadata?: { t: number };
+}
+
+export function tokenChunk(index: number, plain: boolean): TokenChunk {
+  const part = { kind: 'text' as const, text: tokenText(index) };
+  return plain ? { part } : { part, metadata: { t: nowHr() } };
 }
 
 /** Resolves at `at` (a performance.now() time) or at once when it has passed; early when `signal` aborts. */
@@ -71,7 +79,7 @@ export function sleepUntil(at: number, signal?: AbortSignal): Promise<void> {
  */
 export async function streamTokens(
   command: TokenCommand,
-  emit: (index: number, part: ReturnType<typeof tokenPart>) => unknown,
+  emit: (index: number, chunk: TokenChunk) => unknown,
   signal?: AbortSignal,
 ): Promise<void> {
   const start = performance.now() + command.delayMs;
@@ -79,6 +87,6 @@ export async function streamTokens(
   for (let i = 0; i < command.count; i++) {
     await sleepUntil(start + i * interval, signal);
     if (signal?.aborted) return;
-    await emit(i, tokenPart(i, command.plain));
+    await emit(i, tokenChunk(i, command.plain));
   }
 }

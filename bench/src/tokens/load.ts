@@ -59,7 +59,6 @@ interface Frame {
 interface TextPart {
   kind?: string;
   text?: string;
-  metadata?: { t?: number };
 }
 
 function checkStream(
@@ -95,12 +94,13 @@ function checkStream(
             if (note(tokenIndex((part.text ?? '').slice(i, i + 4)))) inSnapshot++;
         }
     } else if (result.kind === 'artifact-update') {
-      const artifact = result.artifact as { parts?: TextPart[] };
+      const artifact = result.artifact as { parts?: TextPart[]; metadata?: { t?: number } };
       for (const part of artifact.parts ?? []) {
         if (note(tokenIndex(part.text ?? ''))) {
           received++;
           arrivals.push(frame.receivedAtHr);
-          if (typeof part.metadata?.t === 'number') latencies.push(frame.receivedAtHr - part.metadata.t);
+          const emittedAt = artifact.metadata?.t;
+          if (typeof emittedAt === 'number') latencies.push(frame.receivedAtHr - emittedAt);
         }
       }
     } else if (result.kind === 'status-update') {

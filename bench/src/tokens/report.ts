@@ -253,7 +253,9 @@ export function renderTokens(result: TokensResult): string {
   lines.push('');
   lines.push(
     `Each stream is one task whose agent streams ${config.chunks} chunks of 4 characters at ${config.perSecond} a second ` +
-      `(one artifact, \`append\`, the last with \`lastChunk\`). Streams start evenly over one second; the level ` +
+      `(one artifact, \`append\`, the last with \`lastChunk\`; each chunk's emit time rides in its artifact's \`metadata\`, ` +
+      `so the text parts are plain, as an LLM's are, and the task's snapshot holds the text in one part). ` +
+      `Streams start evenly over one second; the level ` +
       `passes when the p99 of every chunk's latency (the agent's emit → the bytes' arrival at the client) is ≤ ` +
       `${config.p99LimitMs} ms, no stream failed, no chunk was lost, duplicated or reordered, and the chunks arrived at ` +
       `${MIN_DELIVERED_SHARE * 100} % or more of the rate the agents emit them (streams × ${config.perSecond}/s from one second ` +

@@ -208,7 +208,7 @@ export interface A2APluginOptions {
    * task; the chunks emitted meanwhile share one commit (each stays its own event on the stream).
    * Status updates, new artifacts and the turn's end never wait. Trades up to this much latency
    * per chunk for fewer transactions on a token-streaming agent (docs/operating.md).
-   * @default 0 (every batch of updates is committed as soon as the previous one is written)
+   * @default the store's advice: 40 on Postgres, 0 on SQLite and memory
    */
   streamCommitIntervalMs?: number;
   /** Safety net for lost notifications: this often, one `store.getVersions` call checks every task this worker's streams wait on. @default 2000 */

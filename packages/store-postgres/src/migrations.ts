@@ -89,6 +89,18 @@ const TERMINAL_STATES = `('completed', 'canceled', 'failed', 'rejected')`;
  * quiet moment). Workers of the previous release keep working after it: their message rows go to
  * the anonymous scope, and their tasks have no owner.
  *
+ * Step 9 drops the foreign key from `events` to `tasks`: its check, run for every event inserted,
+ * was a quarter of the database's CPU per streamed chunk (issue 30), and it guarded nothing the
+ * statements do not: events are inserted only by the statement that writes their task's row at
+ * its expected version, and purgeExpired now deletes a purged task's events in its own statement.
+ * What it locks: ACCESS EXCLUSIVE on `events` and SHARE ROW EXCLUSIVE on `tasks`, for the moment
+ * the catalog change takes (no data is read or written). A worker of the previous release purging
+ * after the step leaves its purged tasks' events behind (they counted on the cascade): rows no
+ * one reads, as task ids are never reused; the next purge by a worker of this release does not see
+ * them either. Run `DELETE FROM <schema>.events e WHERE NOT EXISTS (SELECT 1 FROM <schema>.tasks t
+ * WHERE t.namespace = e.namespace AND t.task_id = e.task_id)` once every worker runs this release
+ * to remove them.
+ *
  * Step 8 lets the commits of a running task be heap-only (HOT) updates: Postgres writes no index
  * entry for an update that changes no indexed column and finds room on the row's page. Every
  * commit changes `updated_at`, which `tasks_terminal` indexed, so every commit (one per streamed
@@ -335,6 +347,18 @@ CREATE INDEX tasks_terminal_at ON ${s}.tasks (namespace, terminal_at) WHERE term
 DROP INDEX ${s}.tasks_terminal;
 -- Room on each page for the next version of its rows, so an update can stay on the page.
 ALTER TABLE ${s}.tasks SET (fillfactor = 80);
+`,
+  },
+  {
+    version: 9,
+    name: 'events without a foreign key to tasks',
+    // See the comment above `migrations` for why and what step 9 locks.
+    sql: (s) => `
+-- Every event row inserted ran the foreign key's check, a lookup and lock of its task row: a
+-- quarter of the database's work per streamed chunk (issue 30). An event is only ever inserted by
+-- the commit that writes its task's row, in the same statement; purgeExpired deletes the events
+-- of the tasks it purges itself.
+ALTER TABLE ${s}.events DROP CONSTRAINT IF EXISTS events_namespace_task_id_fkey;
 `,
   },
 ];

@@ -232,14 +232,17 @@ export function statements(schema: string) {
     setContext: `
       INSERT INTO ${s}.contexts (namespace, context_id, state, updated_at) VALUES ($1, $2, $3::json, $4)
       ON CONFLICT (namespace, context_id) DO UPDATE SET state = EXCLUDED.state, updated_at = EXCLUDED.updated_at`,
-    // `terminal_at` is set exactly for terminal tasks (migration 8), read through its partial index. Events, push configs and push
-    // deliveries go with their task (ON DELETE CASCADE); the message ids indexed for the tasks go
-    // in the same statement.
+    // `terminal_at` is set exactly for terminal tasks (migration 8), read through its partial index.
+    // Push configs and push deliveries go with their task (ON DELETE CASCADE); its events (no
+    // foreign key since migration 9) and the message ids indexed for it go in the same statement.
     purgeTasks: `
       WITH purged AS (
         DELETE FROM ${s}.tasks
         WHERE namespace = $1 AND terminal_at < $2
         RETURNING task_id
+      ),
+      unlogged AS (
+        DELETE FROM ${s}.events WHERE namespace = $1 AND task_id IN (SELECT task_id FROM purged)
       ),
       unindexed AS (
         DELETE FROM ${s}.messages WHERE namespace = $1 AND task_id IN (SELECT task_id FROM purged)

@@ -56,6 +56,9 @@ interface StoreCommit extends PreparedCommit {
   createdAt: number;
 }
 
+/** What this store advises as the runtime's `streamCommitIntervalMs` (see core's StoreCapabilities). */
+const STREAM_COMMIT_INTERVAL_MS = 40;
+
 /** See {@link PostgresStore.#countCreated}. */
 const ANALYZE_AFTER_CREATED = 20;
 
@@ -144,7 +147,9 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
             plainUpdates: this.#sql.plainUpdates,
           });
     const listen = options.listen ?? true;
-    this.supports = fullStoreCapabilities(true, listen);
+    // The runtime then commits a task's streamed chunks at most every 40 ms (each commit is a
+    // transaction on the server every worker shares; issue 30, bench/TOKENS.md).
+    this.supports = { ...fullStoreCapabilities(true, listen), streamCommitIntervalMs: STREAM_COMMIT_INTERVAL_MS };
   }
 
   #poolConfig(): pg.PoolConfig {
@@ -387,7 +392,10 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     const queue = this.#groupCommit;
     if (queue === undefined) return this.#settle(prepared, await this.#execute(prepared), ctx);
     this.#ready(ctx);
-    return new Promise<core.CommitResult>((resolve, reject) => queue.push({ ...prepared, resolve, reject }));
+    // A plain update may wait a few ms for its batch (see BATCH_INTERVAL_MS in group-commit.ts).
+    return new Promise<core.CommitResult>((resolve, reject) =>
+      queue.push({ ...prepared, mayWait: prepared.plain, resolve, reject }),
+    );
   }
 
   /** Runs one commit statement on the pool; no rows back means a version conflict. */

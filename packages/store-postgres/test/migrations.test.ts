@@ -284,3 +284,32 @@ describe('migrations', () => {
     expect(await recorded(schema)).toEqual(allVersions);
   });
 });
+
+describe('step 9: events without a foreign key to tasks', () => {
+  it('drops the key, and purgeExpired still deletes a purged task’s events (a reused id starts a fresh log)', async () => {
+    const schema = db.newSchema('pgstore_v9');
+    let now = 1_000;
+    const store = new PostgresStore({ connectionString: db.url, schema, clock: () => now, listen: false });
+    await store.open();
+    try {
+      const keys = await db.query<{ conname: string }>(
+        `SELECT conname FROM pg_constraint WHERE conrelid = $1::regclass AND contype = 'f'`,
+        [`${pg.escapeIdentifier(schema)}.events`],
+      );
+      expect(keys.rows).toEqual([]);
+      const task = taskFixture({ id: 'reused', state: 'working' });
+      await createTask(store, task, [statusUpdate(task, 'completed')]);
+      now += 10_000;
+      expect(await store.purgeExpired(5_000)).toMatchObject({ tasks: 1 });
+      const left = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM ${pg.escapeIdentifier(schema)}.events WHERE task_id = 'reused'`,
+      );
+      expect(left.rows[0]?.n).toBe(0);
+      // The id written again: its log starts at 1 with no row of the purged task in the way.
+      const again = taskFixture({ id: 'reused', state: 'working' });
+      await expect(createTask(store, again)).resolves.toMatchObject({ version: 1 });
+    } finally {
+      await store.close();
+    }
+  });
+});

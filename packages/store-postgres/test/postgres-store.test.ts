@@ -131,6 +131,8 @@ describe('options', () => {
       push: true,
       interruptedTasks: true,
       cluster: true,
+      // Advice rather than a capability: the runtime's default streamCommitIntervalMs.
+      streamCommitIntervalMs: 40,
     });
     expect(new PostgresStore({ connectionString: db.url, listen: false }).supports.crossProcess).toBe(false);
   });

@@ -141,11 +141,11 @@ export interface A2ARuntimeOptions {
    * artifact or the turn's end is never held, and takes waiting chunks with it. On a durable store
    * every commit is a transaction, a notification and a read by each follower on every worker:
    * a token-streaming agent otherwise pays that per token. The cost is up to this much latency
-   * on a chunk. 0 commits every batch as soon as the previous one is written. Off by default: in
-   * `npm run bench:tokens`, 40 ms cut a durable store's writes per chunk by a third and its
-   * CPU per chunk by 5–10 %, but raised the p99 latency more than that bought (compare with the
-   * bench server's BENCH_STREAM_COMMIT_INTERVAL_MS).
-   * @default 0
+   * on a chunk. 0 commits every batch as soon as the previous one is written.
+   * @default the store's advice (`supports.streamCommitIntervalMs`: 40 on Postgres, where in
+   * `npm run bench:tokens` it halved the database's CPU per chunk at 300 streams and kept the p99
+   * under 100 ms), else 0 (on SQLite it raised the p99 more than it saved: its commits are cheap
+   * and run on the event loop)
    */
   streamCommitIntervalMs?: number;
   /** @default Date.now */

@@ -653,10 +653,16 @@ async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | un
   }
 }
 
-/** The runtime's `streamCommitIntervalMs`, checked: 0 (off) unless given. */
+/**
+ * The runtime's `streamCommitIntervalMs`, checked: as given, else what the store advises
+ * (`supports.streamCommitIntervalMs`: the Postgres store's 40), else 0.
+ */
 function streamCommitInterval(options: A2ARuntimeOptions): number {
   const given = options.streamCommitIntervalMs;
-  if (given === undefined) return 0;
+  if (given === undefined) {
+    const advised = options.store.supports.streamCommitIntervalMs;
+    return typeof advised === 'number' && Number.isFinite(advised) && advised > 0 ? Math.min(advised, 1000) : 0;
+  }
   if (typeof given !== 'number' || !Number.isFinite(given) || given < 0 || given > 1000) {
     throw new A2AError(
       'INVALID_OPTIONS',

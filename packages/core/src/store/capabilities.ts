@@ -33,6 +33,12 @@ export interface StoreCapabilities {
    * `listTasks`: absent means false.
    */
   cluster?: boolean;
+  /**
+   * Not a capability but the store's advice: the runtime's default `streamCommitIntervalMs` with
+   * this store (how often at most a task's streamed chunks are committed), for a store whose every
+   * commit costs a transaction on a server shared by all workers. Absent: 0, each batch at once.
+   */
+  streamCommitIntervalMs?: number;
 }
 
 /**

@@ -89,6 +89,27 @@ describe('streamCommitIntervalMs', () => {
     expect(withC?.kinds.slice(0, 2)).toEqual(['chunk', 'status-update']);
   });
 
+  it("defaults to the store's advice (supports.streamCommitIntervalMs), and an explicit 0 overrides it", async () => {
+    const advised = () => {
+      const recording = recordingStore();
+      Object.defineProperty(recording.store, 'supports', {
+        value: { ...recording.store.supports, streamCommitIntervalMs: 60 },
+      });
+      return recording;
+    };
+    const paced = advised();
+    const task = asTask(
+      await start(streamingAgent(12, 10), { store: paced.store }).sendMessage({ message: userMessage('s') }),
+    );
+    expect(task.status.state).toBe('completed');
+    expect(paced.commits.filter((c) => c.kinds.includes('chunk')).length).toBeLessThanOrEqual(4);
+    const unpaced = advised();
+    await start(streamingAgent(12, 10), { store: unpaced.store, streamCommitIntervalMs: 0 }).sendMessage({
+      message: userMessage('s'),
+    });
+    expect(unpaced.commits.filter((c) => c.kinds.includes('chunk'))).toHaveLength(11);
+  });
+
   it('refuses a value that is not a number of milliseconds from 0 to 1000', () => {
     for (const streamCommitIntervalMs of [-1, 1001, Number.NaN, '40' as unknown as number]) {
       let error: unknown;
