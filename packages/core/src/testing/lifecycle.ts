@@ -4,17 +4,22 @@ import { type ConformanceOptions, defineModule } from './harness.js';
 /** open/close/ping and the declared capabilities. */
 export function lifecycle(options: ConformanceOptions): void {
   defineModule(options, 'lifecycle', (test) => {
-    test('declares its capabilities as booleans; listTasks, push and interruptedTasks, when declared, come with their methods', async ({
+    test('declares its capabilities as booleans; listTasks, push and interruptedTasks, when declared, come with their methods; advice is in range', async ({
       expect,
       store,
     }) => {
-      const { listTasks, push, interruptedTasks, cluster, ...required } = store.supports;
+      const { listTasks, push, interruptedTasks, cluster, streamCommitIntervalMs, ...required } = store.supports;
       expect(required).toEqual({
         durable: expect.any(Boolean),
         crossProcess: expect.any(Boolean),
         ttl: expect.any(Boolean),
         namespaces: expect.any(Boolean),
       });
+      // Advice, not a capability: when given, a number of milliseconds the runtime can use.
+      if (streamCommitIntervalMs !== undefined) {
+        expect(Number.isFinite(streamCommitIntervalMs) && streamCommitIntervalMs >= 0).toBe(true);
+        expect(streamCommitIntervalMs).toBeLessThanOrEqual(1000);
+      }
       // Optional: a store written before listTasks existed leaves it out.
       if (listTasks !== undefined) expect(listTasks).toEqual(expect.any(Boolean));
       if (listTasks === true) expect(store.listTasks).toEqual(expect.any(Function));
