@@ -24,6 +24,10 @@
  *   TOKENS_PROFILE=memory …                     CPU-profiles that server (through tsx, so slower) with
  *                                               marks around its 100-stream level, into bench/profiles;
  *                                               `npm run bench:profile-summary` summarises the newest
+ *   TOKENS_PG_STATS=1 …                         prints which of the Postgres schema's indexes and tables
+ *                                               the run read (pg_stat_user_indexes / _tables) before dropping it
+ *   BENCH_STREAM_COMMIT_INTERVAL_MS=40 …        the plugin's streamCommitIntervalMs on our servers (by hand
+ *                                               only: the bench measures the defaults)
  *   npm run bench:tokens -- --render bench/results/tokens-<date>.json   regenerates TOKENS.md only
  */
 
