@@ -19,8 +19,12 @@ import { statementName } from './statements.js';
 export interface Queued {
   /** What the entry locks in the database; see the module comment. */
   readonly keys: readonly string[];
-  /** The entry may wait out the queue's interval for company (see {@link CommitQueue}). */
-  readonly mayWait?: boolean;
+}
+
+/** How long batches may wait for company, and which entries may (see {@link CommitQueue}). */
+export interface BatchInterval<T> {
+  ms: number;
+  mayWait(entry: T): boolean;
 }
 
 export class CommitQueue<T extends Queued> {
@@ -33,29 +37,34 @@ export class CommitQueue<T extends Queued> {
   /** Free lane numbers (each lane keeps its own connection). */
   readonly #free: number[];
   #idle: (() => void) | undefined;
-  readonly #intervalMs: number;
+  readonly #interval: BatchInterval<T> | undefined;
   /** When the last batch went (performance.now()). */
   #lastSentAt = Number.NEGATIVE_INFINITY;
   /** Set while the queue waits out the interval. */
   #timer: NodeJS.Timeout | undefined;
 
   /**
-   * `intervalMs`: after a batch goes, the next waits until this long after it (or until it is
+   * `interval`: after a batch goes, the next waits until `interval.ms` after it (or until it is
    * full), gathering what is committed meanwhile, as long as every entry queued `mayWait`. A
    * commit made after a quiet moment goes at once, alone, as without it, and so does a queue
    * holding any entry that may not wait, taking the others with it.
    */
-  constructor(lanes: number, maxBatch: number, run: (batch: T[], lane: number) => Promise<void>, intervalMs = 0) {
+  constructor(
+    lanes: number,
+    maxBatch: number,
+    run: (batch: T[], lane: number) => Promise<void>,
+    interval?: BatchInterval<T>,
+  ) {
     this.#lanes = lanes;
     this.#maxBatch = maxBatch;
     this.#run = run;
-    this.#intervalMs = intervalMs;
+    this.#interval = interval;
     this.#free = Array.from({ length: lanes }, (_, lane) => lanes - 1 - lane);
   }
 
   push(entry: T): void {
     this.#queue.push(entry);
-    if (this.#timer !== undefined && entry.mayWait !== true) {
+    if (this.#timer !== undefined && this.#interval?.mayWait(entry) !== true) {
       // What may not wait ends the wait, and takes the waiting entries with it.
       clearTimeout(this.#timer);
       this.#timer = undefined;
@@ -77,9 +86,14 @@ export class CommitQueue<T extends Queued> {
 
   #pump(): void {
     if (this.#timer !== undefined) return;
+    const interval = this.#interval;
     while (this.#free.length > 0 && this.#queue.length > 0) {
-      const wait = this.#lastSentAt + this.#intervalMs - performance.now();
-      if (wait >= 0.5 && this.#queue.length < this.#maxBatch && this.#queue.every((entry) => entry.mayWait === true)) {
+      const wait = interval === undefined ? 0 : this.#lastSentAt + interval.ms - performance.now();
+      if (
+        wait >= 0.5 &&
+        this.#queue.length < this.#maxBatch &&
+        this.#queue.every((entry) => interval?.mayWait(entry))
+      ) {
         this.#timer = setTimeout(() => {
           this.#timer = undefined;
           this.#pump();
@@ -250,12 +264,10 @@ export class GroupCommit {
 
   constructor(host: GroupCommitHost) {
     this.#host = host;
-    this.#queue = new CommitQueue(
-      COMMIT_LANES,
-      MAX_BATCH,
-      (batch, lane) => this.#runBatch(batch, lane),
-      BATCH_INTERVAL_MS,
-    );
+    this.#queue = new CommitQueue(COMMIT_LANES, MAX_BATCH, (batch, lane) => this.#runBatch(batch, lane), {
+      ms: BATCH_INTERVAL_MS,
+      mayWait: (commit) => commit.plain,
+    });
   }
 
   push(commit: QueuedCommit): void {

@@ -392,10 +392,7 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     const queue = this.#groupCommit;
     if (queue === undefined) return this.#settle(prepared, await this.#execute(prepared), ctx);
     this.#ready(ctx);
-    // A plain update may wait a few ms for its batch (see BATCH_INTERVAL_MS in group-commit.ts).
-    return new Promise<core.CommitResult>((resolve, reject) =>
-      queue.push({ ...prepared, mayWait: prepared.plain, resolve, reject }),
-    );
+    return new Promise<core.CommitResult>((resolve, reject) => queue.push({ ...prepared, resolve, reject }));
   }
 
   /** Runs one commit statement on the pool; no rows back means a version conflict. */

@@ -19,7 +19,7 @@ function recordingQueue(intervalMs: number, runMs = 1) {
       batches.push({ at: performance.now() - began, names: batch.map((e) => e.name) });
       await new Promise((resolve) => setTimeout(resolve, runMs));
     },
-    intervalMs,
+    { ms: intervalMs, mayWait: (entry) => entry.mayWait },
   );
   const push = (name: string, mayWait = true) => queue.push({ name, keys: [`t:${name}`], mayWait });
   return { queue, batches, push };

@@ -4,7 +4,7 @@
  * looks tasks up by their primary key (issue 30).
  */
 import { A2AError, applyEvents, type Task, type TaskEvent } from '@fastify-a2a/core';
-import { artifactUpdate, createTask, taskFixture } from '@fastify-a2a/core/testing';
+import { artifactUpdate, createTasks } from '@fastify-a2a/core/testing';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { withPostgres } from '../../../test-support/postgres.js';
@@ -50,12 +50,7 @@ const awkwardText = (i: number): string => `"${i}" \\ \\" \n\t\u0001 😀 {"task
 describe('plain updates in one statement per batch', () => {
   it('writes a burst of updates to many tasks, each at its version, with its events in order and byte for byte', async () => {
     const store = await openStore(freshNamespace());
-    const tasks: Task[] = [];
-    for (let i = 0; i < 30; i++) {
-      const task = taskFixture({ state: 'working' });
-      await createTask(store, task);
-      tasks.push(task);
-    }
+    const tasks = await createTasks(store, 30, { state: 'working' });
     const updates = tasks.map((task, i) => {
       const events: TaskEvent[] = [artifactUpdate(task, awkwardText(i)), artifactUpdate(task, `second ${i}`)];
       return { task, events, snapshot: applyEvents(task, events) };
@@ -84,12 +79,7 @@ describe('plain updates in one statement per batch', () => {
 
   it('a stale update in the batch conflicts alone and writes nothing; the others are written', async () => {
     const store = await openStore(freshNamespace());
-    const tasks: Task[] = [];
-    for (let i = 0; i < 12; i++) {
-      const task = taskFixture({ state: 'working' });
-      await createTask(store, task);
-      tasks.push(task);
-    }
+    const tasks = await createTasks(store, 12, { state: 'working' });
     const stale = tasks[7] as Task;
     const results = await Promise.allSettled(
       tasks.map((task) => {
@@ -114,12 +104,7 @@ describe('plain updates in one statement per batch', () => {
 
   it('two commits of one task in one batch are both written, the second after the first', async () => {
     const store = await openStore(freshNamespace());
-    const tasks: Task[] = [];
-    for (let i = 0; i < 10; i++) {
-      const task = taskFixture({ state: 'working' });
-      await createTask(store, task);
-      tasks.push(task);
-    }
+    const tasks = await createTasks(store, 10, { state: 'working' });
     const [twice, ...others] = tasks as [Task, ...Task[]];
     const first = [artifactUpdate(twice, 'one')];
     const afterFirst = applyEvents(twice, first);
@@ -145,7 +130,7 @@ describe('the planner looks tasks up by their primary key', () => {
     const store = new PostgresStore({ connectionString: db.url, schema });
     opened.push(store);
     await store.open();
-    for (let i = 0; i < 25; i++) await createTask(store, taskFixture({ state: 'working' }));
+    await createTasks(store, 25, { state: 'working' });
     const estimate = async () =>
       (
         await db.query<{ reltuples: number }>(

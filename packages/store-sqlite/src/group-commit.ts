@@ -32,15 +32,12 @@ export class BatchItemError extends Error {
  * Any other error ends the batch, rolled back whole, as a BatchItemError.
  * @internal (its inferred type names better-sqlite3's internal namespace)
  */
-export function batchTransaction(
-  db: Database.Database,
-  commit: Database.Transaction<(args: CommitArgs) => QueueSlot | undefined>,
-  writeCommit: (args: CommitArgs) => QueueSlot | undefined,
-) {
+export function batchTransaction(db: Database.Database, writeCommit: (args: CommitArgs) => QueueSlot | undefined) {
+  const nested = db.transaction(writeCommit);
   return db.transaction((batch: CommitArgs[]): CommitOutcome[] =>
     batch.map((args, index): CommitOutcome => {
       try {
-        return { ok: true, turn: args.messages.length > 0 ? commit(args) : writeCommit(args) };
+        return { ok: true, turn: args.messages.length > 0 ? nested(args) : writeCommit(args) };
       } catch (error) {
         if (A2AError.is(error)) return { ok: false, error };
         throw new BatchItemError(index, error);

@@ -401,7 +401,7 @@ export function prepare(db: Database.Database) {
   };
   const commit = db.transaction(writeCommit);
 
-  const commitBatch = batchTransaction(db, commit, writeCommit);
+  const commitBatch = batchTransaction(db, writeCommit);
 
   const enqueue = db.transaction(({ namespace, request, now }: EnqueueArgs): QueueSlot => {
     const { contextId, taskId, messageId, workerId } = request;

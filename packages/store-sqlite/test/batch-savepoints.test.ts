@@ -7,7 +7,7 @@
 
 import { join } from 'node:path';
 import { A2AError, applyEvents, type Task } from '@fastify-a2a/core';
-import { artifactUpdate, createTask, message, taskFixture } from '@fastify-a2a/core/testing';
+import { artifactUpdate, createTask, createTasks, message, taskFixture } from '@fastify-a2a/core/testing';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteStore } from '../src/index.js';
@@ -44,12 +44,7 @@ const update = (store: SqliteStore, task: Task, expectedVersion: number, text: s
 describe('SQLite group commit: savepoints only where a commit needs one', () => {
   it('a batch of updates runs with no SAVEPOINT; a stale one conflicts and writes nothing, the others are written', async () => {
     const { store, statements } = await storeWithStatements();
-    const tasks: Task[] = [];
-    for (let i = 0; i < 6; i++) {
-      const task = taskFixture({ state: 'working' });
-      await createTask(store, task);
-      tasks.push(task);
-    }
+    const tasks = await createTasks(store, 6, { state: 'working' });
     const stale = tasks[3] as Task;
     statements.length = 0;
     // Made in one turn of the event loop: the first runs alone, the rest as one batch.
@@ -72,12 +67,7 @@ describe('SQLite group commit: savepoints only where a commit needs one', () => 
     const { store, statements } = await storeWithStatements();
     const taken = taskFixture({ state: 'working' });
     await createTask(store, taken, [message('user', 'first', { messageId: 'taken-id', taskId: taken.id })]);
-    const others: Task[] = [];
-    for (let i = 0; i < 3; i++) {
-      const task = taskFixture({ state: 'working' });
-      await createTask(store, task);
-      others.push(task);
-    }
+    const others = await createTasks(store, 3, { state: 'working' });
     const target = others[1] as Task;
     const messages = [
       message('user', 'new', { messageId: 'fresh-id', taskId: target.id }),

@@ -220,7 +220,7 @@ export class Turn {
   #creation: PendingCreation | undefined;
   #slot: QueueSlot | undefined;
   readonly #streamCommitIntervalMs: number;
-  /** When the last batch went to the store (performance.now()). */
+  /** When the last batch went to the store (performance.now()); kept only with an interval. */
   #lastCommitAt = Number.NEGATIVE_INFINITY;
   /** Ends the wait of a batch of chunks early (an update that must not wait was queued). */
   #wakePacedBatch: (() => void) | undefined;
@@ -392,16 +392,15 @@ export class Turn {
     const events = build(this.projected);
     if (events === undefined || events.length === 0) return false;
     this.projected = projectStatus(this.projected, events);
-    let mustNotWait = false;
     for (const event of events) {
       this.#queue.push(event);
-      if (!isAppendedChunk(event)) mustNotWait = true;
       if (endsTurn(event, this.messageId) && !this.#endQueued) {
         this.#stageEnd();
         this.#endQueued = true;
       }
     }
-    if (mustNotWait) this.#wakePacedBatch?.();
+    // Only while a batch of chunks waits (streamCommitIntervalMs): an update that must not wait ends it.
+    if (this.#wakePacedBatch !== undefined && !events.every(isAppendedChunk)) this.#wakePacedBatch();
     this.#pumping ??= this.#pump();
     return true;
   }
@@ -429,8 +428,10 @@ export class Turn {
       // I/O phase, which under hundreds of streams made every chunk wait a whole loop turn
       // (issue 30, bench/TOKENS.md).
       await new Promise<void>((resolve) => queueMicrotask(() => process.nextTick(resolve)));
-      await this.#paceChunks();
-      this.#lastCommitAt = performance.now();
+      if (this.#streamCommitIntervalMs > 0) {
+        await this.#paceChunks();
+        this.#lastCommitAt = performance.now();
+      }
       const events = this.#queue;
       const waiters = this.#waiters;
       const ends = this.#endQueued;
@@ -479,9 +480,8 @@ export class Turn {
    * bench/TOKENS.md). The first chunk after a pause, and every other update, goes at once.
    */
   async #paceChunks(): Promise<void> {
-    const interval = this.#streamCommitIntervalMs;
-    if (interval <= 0 || this.#endQueued || !this.#queue.every(isAppendedChunk)) return;
-    const wait = this.#lastCommitAt + interval - performance.now();
+    if (this.#endQueued || !this.#queue.every(isAppendedChunk)) return;
+    const wait = this.#lastCommitAt + this.#streamCommitIntervalMs - performance.now();
     if (wait < 1) return;
     await new Promise<void>((resolve) => {
       const wake = () => {

@@ -305,6 +305,20 @@ export async function createTask(
 }
 
 /**
+ * Creates `count` tasks one after another (each `taskFixture(options)`, at version 1), for tests
+ * that then commit to many tasks at once.
+ */
+export async function createTasks(store: TaskStore, count: number, options: TaskFixtureOptions = {}): Promise<Task[]> {
+  const tasks: Task[] = [];
+  for (let i = 0; i < count; i++) {
+    const task = taskFixture(options);
+    await createTask(store, task);
+    tasks.push(task);
+  }
+  return tasks;
+}
+
+/**
  * Reads the task, applies `events` and commits them with the version it read, once, on behalf of
  * `owner` when given.
  * @throws {VersionConflictError} when someone else wrote in between.
