@@ -176,4 +176,71 @@ describe('RecentEvents', () => {
     expect(() => new RecentEvents({ maxChars: 1.5 })).toThrow(/maxChars/);
     expect(RECENT_EVENTS_DEFAULTS.maxTasks).toBe(2000);
   });
+
+  describe('recordHeard: events another instance committed, from its notification', () => {
+    it('holds them with their own commit times when it holds nothing of the task', () => {
+      const recent = new RecentEvents();
+      expect(recent.recordHeard('t', 4, jsons('t', 'd', 'e'), [10, 20])).toBe(true);
+      expect(recent.read('t', 3)).toEqual([
+        { seq: 4, event: chunk('t', 'd'), createdAt: 10 },
+        { seq: 5, event: chunk('t', 'e'), createdAt: 20 },
+      ]);
+      // More heard next: they follow.
+      expect(recent.recordHeard('t', 6, jsons('t', 'f'), [30])).toBe(true);
+      expect(seqs(recent.read('t', 3))).toEqual([4, 5, 6]);
+    });
+
+    it('refuses events that end before a version it was told of (a late notification)', () => {
+      const recent = new RecentEvents();
+      recent.sawVersion('t', 9); // say, another worker's later notification, or a task record at 9
+      expect(recent.recordHeard('t', 4, jsons('t', 'd', 'e'), [1, 1])).toBe(false);
+      expect(recent.read('t', 3)).toBeUndefined();
+      // Events reaching the version told are taken.
+      expect(recent.recordHeard('t', 8, jsons('t', 'h', 'i'), [1, 1])).toBe(true);
+      expect(seqs(recent.read('t', 7))).toEqual([8, 9]);
+    });
+
+    it('keeps what it knows when held events reach further, and adds what overlapping ones bring', () => {
+      const recent = new RecentEvents();
+      recent.record('t', 1, jsons('t', 'a', 'b', 'c'), 1);
+      expect(recent.recordHeard('t', 2, jsons('t', 'b'), [1])).toBe(false);
+      expect(recent.recordHeard('t', 2, jsons('t', 'b', 'c', 'd', 'e'), [1, 1, 2, 2])).toBe(true);
+      expect(
+        recent
+          .read('t', 0)
+          ?.map((e) => [
+            e.seq,
+            (e.event as { artifact: { parts: { text: string }[] } }).artifact.parts[0]?.text,
+            e.createdAt,
+          ]),
+      ).toEqual([
+        [1, 'a', 1],
+        [2, 'b', 1],
+        [3, 'c', 1],
+        [4, 'd', 2],
+        [5, 'e', 2],
+      ]);
+    });
+
+    it('remembers how far dropped events reached: a late notification of fewer is refused', () => {
+      const recent = new RecentEvents({ maxTasks: 1 });
+      recent.record('t', 1, jsons('t', 'a', 'b', 'c'), 1);
+      recent.record('u', 1, jsons('u', 'a'), 1); // drops t (one task held)
+      expect(recent.read('t', 0)).toBeUndefined();
+      expect(recent.recordHeard('t', 2, jsons('t', 'b'), [1])).toBe(false);
+      expect(recent.read('t', 1)).toBeUndefined();
+      // clear() forgets what was seen too (a purge: the ids may start over).
+      recent.clear();
+      expect(recent.recordHeard('t', 1, jsons('t', 'a'), [1])).toBe(true);
+    });
+
+    it('refuses malformed calls', () => {
+      const recent = new RecentEvents();
+      expect(recent.recordHeard('t', 1, jsons('t', 'a', 'b'), [1])).toBe(false);
+      expect(recent.recordHeard('t', 0, jsons('t', 'a'), [1])).toBe(false);
+      expect(recent.recordHeard('t', 1.5, jsons('t', 'a'), [1])).toBe(false);
+      expect(recent.recordHeard('t', 1, [], [])).toBe(false);
+      expect(recent.size).toBe(0);
+    });
+  });
 });

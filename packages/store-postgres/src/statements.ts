@@ -417,11 +417,13 @@ export function statements(schema: string) {
       -- server-wide lock at commit, so notifying on every finish would serialise all workers.
       WHERE EXISTS (SELECT 1 FROM ${s}.turns WHERE namespace = $1 AND context_id = $2 AND position > $3)`,
     workerTurns: `SELECT ${turnColumns} FROM ${s}.turns WHERE namespace = $1 AND worker_id = $2 ORDER BY position`,
-    // $1 channel, $2 payloads (text[]). Nothing here needs to survive a crash, so the commit does
-    // not wait for its WAL flush, and releases the notification lock at once.
+    // $1 channel, $2 payloads (a JSON array of strings: pg would write a text[] parameter as an
+    // array literal, escaping every quote of the events payloads in JavaScript). In the array's
+    // order, which is the order listeners hear them in. Nothing here needs to survive a crash, so
+    // the commit does not wait for its WAL flush, and releases the notification lock at once.
     notify: `
       WITH fast AS (SELECT set_config('synchronous_commit', 'off', true))
-      SELECT pg_notify($1, p) FROM fast, unnest($2::text[]) AS p`,
+      SELECT pg_notify($1, p) FROM fast, json_array_elements_text($2::json) AS p`,
     // One statement: the DELETE locks each expired row, so a concurrent claimer waits, then finds
     // the row gone (or renewed by a heartbeat meanwhile: the lease is checked again) and skips it.
     // Each dead worker goes to exactly one claimer, with its turns. $2 now, $3 except (or null).

@@ -35,7 +35,7 @@ import { describeTarget, messageOf, notOpen, openError, resolveTarget, storeErro
 import { type CommitRow, GroupCommit, type PreparedCommit } from './group-commit.js';
 import { NotificationListener } from './listener.js';
 import { appliedVersions, LATEST_VERSION, migrate, pendingMigrations } from './migrations.js';
-import { CommitNotifier } from './notifier.js';
+import { CommitNotifier, EVENTS_PAYLOAD_MARK, isEventsPayload, parseEventsPayload } from './notifier.js';
 import {
   checkOptions,
   DEFAULT_CONNECTION_TIMEOUT_MS,
@@ -86,6 +86,9 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
   readonly #sql: ReturnType<typeof statements>;
   readonly #channel: string;
   readonly #notifier: CommitNotifier;
+  /** Names this instance in its events payloads; its own listener skips payloads that start so. */
+  readonly #origin = randomUUID();
+  readonly #ownEventsPayload = `${EVENTS_PAYLOAD_MARK}${JSON.stringify([this.#origin]).slice(0, -1)},`;
   readonly #target: Target;
   readonly #subscribers: Subscribers;
   /** What this instance committed lately, so that readEvents of it sends no query (see RecentEvents). */
@@ -131,6 +134,7 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
       pool: () => this.#pool,
       statement: this.#sql.notify,
       channel: this.#channel,
+      origin: this.#origin,
       onError: (error, payloads) => this.#options.onListenerError?.(storeError(error, this.#target), payloads),
     });
     this.#groupCommit =
@@ -232,6 +236,10 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
           application_name: `fastify-a2a listen ${this.#channel}`,
         }),
       onNotification: (payload) => {
+        if (isEventsPayload(payload)) {
+          this.#heard(payload);
+          return;
+        }
         const at = payload.lastIndexOf(':');
         const seq = Number(payload.slice(at + 1));
         if (at > 0 && Number.isInteger(seq)) this.#notify(payload.slice(0, at), seq);
@@ -431,7 +439,9 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
       // The caller learns of a version past what the cache may hold of the task.
       this.#recent.forget(taskId);
       const current = await this.#query<{ version: number }>(this.#sql.version, [this.namespace, taskId], ctx);
-      throw new VersionConflictError(taskId, request.expectedVersion, current.rows[0]?.version);
+      const currentVersion = current.rows[0]?.version;
+      if (currentVersion !== undefined) this.#recent.sawVersion(taskId, currentVersion);
+      throw new VersionConflictError(taskId, request.expectedVersion, currentVersion);
     }
     if (request.expectedVersion === 0) this.#countCreated();
     // Committed: remember the events before the subscribers, woken below, read them back.
@@ -440,7 +450,7 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     // NOTIFY too (duplicates are allowed). A turn waiting behind `finishTurn` hears it this way.
     this.#subscribers.notify(taskId, version);
     // A task no other process can know of yet (its creating commit, see core.CommitRequest) needs no NOTIFY.
-    if (request.unknownElsewhere !== true) this.#notifier.notify(taskId, version);
+    if (request.unknownElsewhere !== true) this.#notifier.notify(taskId, version, commit.eventJsons, commit.createdAt);
     if (enqueueTurn === undefined) return { version };
     const position = Number(rows[0]?.position);
     const { messageId, workerId } = enqueueTurn;
@@ -848,6 +858,18 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
   #notify(taskId: string, seq: number): void {
     this.#recent.sawVersion(taskId, seq);
     this.#subscribers.notify(taskId, seq);
+  }
+
+  /**
+   * Another process's events payload (see CommitNotifier): the cache holds the events of a task
+   * followed here, so that the read its `<task id>:<seq>` notification (next) wakes needs no query.
+   * Its own payloads are skipped unparsed, as are tasks nobody here follows.
+   */
+  #heard(payload: string): void {
+    if (payload.startsWith(this.#ownEventsPayload)) return;
+    const heard = parseEventsPayload(payload);
+    if (heard === undefined || !this.#subscribers.has(heard.taskId)) return;
+    this.#recent.recordHeard(heard.taskId, heard.firstSeq, heard.eventJsons, heard.createdAts);
   }
 
   /** Every NOTIFY on the store's channel reaches them: the same path task subscribers hear from. */

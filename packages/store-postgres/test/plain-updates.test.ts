@@ -8,7 +8,9 @@ import { artifactUpdate, createTasks } from '@fastify-a2a/core/testing';
 import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { withPostgres } from '../../../test-support/postgres.js';
+import { laneClientConfig } from '../src/group-commit.js';
 import { PostgresStore } from '../src/index.js';
+import { statements } from '../src/statements.js';
 
 const db = withPostgres('pgplain');
 
@@ -153,6 +155,44 @@ describe('the planner looks tasks up by their primary key', () => {
         .join('\n');
       expect(plan).toMatch(/tasks_pkey/);
     } finally {
+      await client.end();
+      await db.query(`DROP SCHEMA "${schema}" CASCADE`);
+    }
+  });
+
+  it("a commit lane's batch of plain updates looks tasks up by primary key, never scans the namespace's tasks", async () => {
+    const schema = `lane_${Math.random().toString(36).slice(2)}`;
+    const store = new PostgresStore({ connectionString: db.url, schema });
+    opened.push(store);
+    await store.open();
+    const tasks = await createTasks(store, 300, { state: 'working' });
+    const target = tasks[0] as Task;
+    const poolOptions = { connectionString: db.url, options: '-c enable_seqscan=off' };
+    const client = new pg.Client(laneClientConfig(poolOptions, 'lane plan test'));
+    await client.connect();
+    try {
+      await client.query('BEGIN');
+      const input = JSON.stringify([
+        {
+          task_id: target.id,
+          context_id: target.contextId,
+          state: 'working',
+          version: 2,
+          expected: 1,
+          task: target,
+          status_ts: 1,
+          now: 1,
+          events: [],
+          trace_context: null,
+        },
+      ]);
+      const plan = (await client.query(`EXPLAIN ${statements(schema).plainUpdates}`, ['default', input])).rows
+        .map((row) => row['QUERY PLAN'])
+        .join('\n');
+      expect(plan).toMatch(/Index Scan using tasks_pkey on tasks t/);
+      expect(plan).not.toMatch(/Hash Join|Merge Join|tasks_by_owner_status_ts|tasks_by_state_status_ts/);
+    } finally {
+      await client.query('ROLLBACK').catch(() => {});
       await client.end();
       await db.query(`DROP SCHEMA "${schema}" CASCADE`);
     }

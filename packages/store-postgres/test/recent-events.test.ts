@@ -11,6 +11,7 @@ import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
 import { withPostgres } from '../../../test-support/postgres.js';
 import { PostgresStore, type PostgresStoreOptions } from '../src/index.js';
+import { notificationChannel } from '../src/sql.js';
 
 const db = withPostgres('pgrecent');
 
@@ -137,5 +138,147 @@ describe.each([true, false])('readEvents of recent commits (groupCommit: %s)', (
     before = eventReads();
     expect((await store.readEvents(task.id, 0)).map((e) => e.seq)).toEqual([1, 2]);
     expect(eventReads()).toBe(before + 1);
+  });
+});
+
+/** Resolves once `store`'s subscriber of `taskId` has heard of `version` (or later). */
+function heard(store: PostgresStore, taskId: string, version: number): Promise<void> {
+  return new Promise((resolve) => {
+    const unsubscribe = store.subscribe(taskId, (seq) => {
+      if (seq < version) return;
+      unsubscribe();
+      resolve();
+    });
+  });
+}
+
+describe.each([true, false])('events heard from another instance (groupCommit: %s)', (groupCommit) => {
+  it("a follower on another instance reads that instance's small commits from its notification, with no query", async () => {
+    const committer = await openStore({ groupCommit });
+    const { store: follower, eventReads } = await countedStore(groupCommit);
+    const task = taskFixture({ state: 'working' });
+    await createTask(committer, task);
+    const unsubscribe = follower.subscribe(task.id, () => {});
+    const own: TaskEvent[] = awkward.map((text) => artifactUpdate(task, text));
+    const reached = heard(follower, task.id, 1 + own.length);
+    await appendEvents(committer, task.id, own.slice(0, 1));
+    await appendEvents(committer, task.id, own.slice(1));
+    await reached;
+
+    const fromDatabase = await (await openStore()).readEvents(task.id, 1);
+    const before = eventReads();
+    expect(await follower.readEvents(task.id, 1)).toEqual(fromDatabase);
+    expect(await follower.readEvents(task.id, 2, 2)).toEqual(fromDatabase.slice(1, 3));
+    expect(eventReads()).toBe(before);
+    // Past the end: only the database knows that nothing follows.
+    expect(await follower.readEvents(task.id, 1 + own.length)).toEqual([]);
+    expect(eventReads()).toBe(before + 1);
+    unsubscribe();
+  });
+
+  it('a task nobody follows here is not held, and a commit too large for a payload is read from the database', async () => {
+    const committer = await openStore({ groupCommit });
+    const { store: follower, eventReads } = await countedStore(groupCommit);
+    const unfollowed = taskFixture({ state: 'working' });
+    const followed = taskFixture({ state: 'working' });
+    await createTask(committer, unfollowed);
+    await createTask(committer, followed);
+    const unsubscribe = follower.subscribe(followed.id, () => {});
+    const appended = [artifactUpdate(followed, 'small'), artifactUpdate(followed, 'x'.repeat(10_000))];
+    const reached = heard(follower, followed.id, 3);
+    await appendEvents(committer, unfollowed.id, [artifactUpdate(unfollowed, 'small')]);
+    await appendEvents(committer, followed.id, appended);
+    await reached;
+
+    let before = eventReads();
+    expect((await follower.readEvents(unfollowed.id, 1)).map((e) => e.seq)).toEqual([2]);
+    expect(eventReads()).toBe(before + 1);
+    before = eventReads();
+    const events = await follower.readEvents(followed.id, 1);
+    expect(events.map((e) => e.event)).toEqual(appended);
+    expect(eventReads()).toBe(before + 1);
+    unsubscribe();
+  });
+
+  it('a late or malformed events payload is never an answer', async () => {
+    const { store: follower, eventReads } = await countedStore(groupCommit);
+    const committer = await openStore({ groupCommit });
+    const task = taskFixture({ state: 'working' });
+    // Created while nobody here follows the task (a subscribeAll listener is not a follower), so
+    // the creating commit's payload is not held.
+    const created = new Promise<void>((resolve) => {
+      const stop = follower.subscribeAll((taskId, seq) => {
+        if (taskId !== task.id || seq < 3) return;
+        stop();
+        resolve();
+      });
+    });
+    await createTask(committer, task, [artifactUpdate(task, 'a'), artifactUpdate(task, 'b')]);
+    await created;
+    const unsubscribe = follower.subscribe(task.id, () => {});
+    // The follower learns the task is at version 3 (a task record) ...
+    expect((await follower.getTask(task.id))?.version).toBe(3);
+    // ... and then hears, late, a payload of events 2..2 only; and some that are not payloads of ours.
+    const channel = notificationChannel(db.schema, 'default');
+    const late = `\u0001${JSON.stringify(['someone-else', task.id, 2, [1]])}\n${JSON.stringify(artifactUpdate(task, 'a'))}`;
+    const malformed = [
+      '\u0001',
+      '\u0001not json\n{}',
+      `\u0001${JSON.stringify(['x', task.id, 1, [1, 2]])}\n{}`,
+      `\u0001${JSON.stringify(['x', task.id, 1, [1]])}\n[1]`,
+      `\u0001${JSON.stringify(['x', task.id, -1, [1]])}\n{}`,
+    ];
+    const raw = new pg.Client({ connectionString: db.url });
+    await raw.connect();
+    try {
+      // The version first, then the late payload, so that only the late payload's own check keeps
+      // it out; a notification of another task tells when all of them were heard.
+      const done = new Promise<void>((resolve) => {
+        const stop = follower.subscribeAll((taskId) => {
+          if (taskId !== 'all-heard') return;
+          stop();
+          resolve();
+        });
+      });
+      await raw.query('SELECT pg_notify($1, $2)', [channel, `${task.id}:3`]);
+      for (const payload of [late, ...malformed]) await raw.query('SELECT pg_notify($1, $2)', [channel, payload]);
+      await raw.query('SELECT pg_notify($1, $2)', [channel, 'all-heard:1']);
+      await done;
+    } finally {
+      await raw.end();
+    }
+    const before = eventReads();
+    expect((await follower.readEvents(task.id, 1)).map((e) => e.seq)).toEqual([2, 3]);
+    expect(eventReads()).toBe(before + 1);
+    unsubscribe();
+  });
+
+  it("an older release's parser (the seq after the last ':') finds no seq in an events payload", async () => {
+    const committer = await openStore({ groupCommit });
+    const listener = new pg.Client({ connectionString: db.url });
+    const payloads: string[] = [];
+    listener.on('notification', (message) => payloads.push(message.payload ?? ''));
+    await listener.connect();
+    try {
+      await listener.query(`LISTEN "${notificationChannel(db.schema, 'default')}"`);
+      const task = taskFixture({ state: 'working' });
+      await createTask(committer, task);
+      await appendEvents(committer, task.id, [artifactUpdate(task, 'ends with a colon and a digit :1')]);
+      await appendEvents(committer, task.id, [artifactUpdate(task, '42')]);
+      await expect.poll(() => payloads.filter((p) => !p.startsWith('\u0001')).at(-1)).toBe(`${task.id}:3`);
+      const olderRelease = (payload: string) => {
+        const at = payload.lastIndexOf(':');
+        const seq = Number(payload.slice(at + 1));
+        return at > 0 && Number.isInteger(seq) ? `${payload.slice(0, at)}:${seq}` : undefined;
+      };
+      const events = payloads.filter((p) => p.startsWith('\u0001'));
+      expect(events.length).toBeGreaterThan(0);
+      expect(events.map(olderRelease)).toEqual(events.map(() => undefined));
+      // Each events payload comes before the `<task>:<seq>` it goes with.
+      for (const payload of events)
+        expect(payloads.indexOf(payload)).toBeLessThan(payloads.lastIndexOf(`${task.id}:3`));
+    } finally {
+      await listener.end();
+    }
   });
 });

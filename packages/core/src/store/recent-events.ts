@@ -25,6 +25,14 @@
  *   caller reading up to a version it was given reads up to it; and a reader that reads until it
  *   gets `[]` reads the database last (`[]` is never answered from here: only the database knows
  *   that nothing follows).
+ *
+ * Events another instance committed, heard of in its notification ({@link RecentEvents.recordHeard}),
+ * are held the same way, with one more rule: they may arrive late (each instance notifies when it
+ * can, so another one's notification of a later commit of the task can come first), and are taken
+ * only if they reach the latest version this cache has seen of their task. To know that of a task it
+ * holds nothing of, it remembers the versions it was told of such tasks, bounded like the tasks
+ * held (four times as many); past that bound the oldest are forgotten, so an answer could stop
+ * early only if a notification came later than several thousand tasks' newer versions.
  */
 
 import type { TaskEvent } from '../model/types.js';
@@ -68,6 +76,11 @@ export class RecentEvents {
   readonly #limits: Readonly<Required<RecentEventsLimits>>;
   /** In order of the last commit, oldest first (a Map iterates in insertion order). */
   readonly #tasks = new Map<string, TaskTail>();
+  /**
+   * Task id → the latest version seen of a task that holds no events (or what its dropped events
+   * reached): heard events that end before it are refused. Oldest first, bounded by `4 × maxTasks`.
+   */
+  readonly #seen = new Map<string, number>();
   #chars = 0;
 
   constructor(limits: RecentEventsLimits = {}) {
@@ -95,6 +108,37 @@ export class RecentEvents {
    * (another instance committed in between) replace them.
    */
   record(taskId: string, firstSeq: number, eventJsons: readonly string[], createdAt: number): void {
+    this.#hold(taskId, firstSeq, eventJsons, createdAt);
+  }
+
+  /**
+   * Records events another instance committed, heard of in its notification (after its commit):
+   * `eventJsons[i]` is the event at seq `firstSeq + i`, committed at `createdAts[i]`. Taken only if
+   * they reach past what is held of the task and reach the latest version seen of it (a late
+   * notification is not an older answer's source); events that overlap the held ones add what
+   * follows them. Whether anything was taken.
+   */
+  recordHeard(taskId: string, firstSeq: number, eventJsons: readonly string[], createdAts: readonly number[]): boolean {
+    const count = eventJsons.length;
+    if (count === 0 || createdAts.length !== count || !Number.isInteger(firstSeq) || firstSeq < 1) return false;
+    const last = firstSeq + count - 1;
+    const tail = this.#tasks.get(taskId);
+    let skip = 0;
+    if (tail !== undefined) {
+      const end = tail.first + tail.texts.length - 1;
+      if (last <= end) return false;
+      if (firstSeq <= end) skip = end + 1 - firstSeq;
+    } else if (last < (this.#seen.get(taskId) ?? 0)) {
+      return false;
+    }
+    const texts = skip === 0 ? eventJsons : eventJsons.slice(skip);
+    const times = skip === 0 ? createdAts : createdAts.slice(skip);
+    this.#hold(taskId, firstSeq + skip, texts, times);
+    return this.#tasks.has(taskId);
+  }
+
+  /** `createdAt`: one time for all the events, or one each. */
+  #hold(taskId: string, firstSeq: number, eventJsons: readonly string[], createdAt: number | readonly number[]): void {
     if (eventJsons.length === 0) return;
     let tail = this.#tasks.get(taskId);
     if (tail !== undefined) {
@@ -104,10 +148,12 @@ export class RecentEvents {
         tail = undefined;
       }
     }
+    this.#seen.delete(taskId);
     tail ??= { first: firstSeq, texts: [], times: [], chars: 0 };
-    for (const text of eventJsons) {
+    for (let i = 0; i < eventJsons.length; i++) {
+      const text = eventJsons[i] as string;
       tail.texts.push(text);
-      tail.times.push(createdAt);
+      tail.times.push(typeof createdAt === 'number' ? createdAt : (createdAt[i] as number));
       tail.chars += text.length;
       this.#chars += text.length;
     }
@@ -129,6 +175,7 @@ export class RecentEvents {
       this.#chars -= dropped;
     }
     if (tail.texts.length > 0) this.#tasks.set(taskId, tail);
+    else this.#see(taskId, tail.first - 1);
     // Oldest first (the task just recorded comes last: it goes only when it alone is over a bound).
     for (const [oldest, held] of this.#tasks) {
       if (this.#tasks.size <= maxTasks && this.#chars <= maxChars) break;
@@ -167,7 +214,11 @@ export class RecentEvents {
    */
   sawVersion(taskId: string, version: number): void {
     const tail = this.#tasks.get(taskId);
-    if (tail !== undefined && tail.first + tail.texts.length - 1 < version) this.#drop(taskId, tail);
+    if (tail !== undefined) {
+      if (tail.first + tail.texts.length - 1 >= version) return;
+      this.#drop(taskId, tail);
+    }
+    this.#see(taskId, version);
   }
 
   /** Drops what is held of the task. */
@@ -179,11 +230,30 @@ export class RecentEvents {
   /** Drops everything (a purge, close). */
   clear(): void {
     this.#tasks.clear();
+    this.#seen.clear();
     this.#chars = 0;
   }
 
+  /** What is held of a task goes; the version its events reached stays seen. */
   #drop(taskId: string, tail: TaskTail): void {
     this.#tasks.delete(taskId);
     this.#chars -= tail.chars;
+    this.#see(taskId, tail.first + tail.texts.length - 1);
+  }
+
+  #see(taskId: string, version: number): void {
+    if (!Number.isFinite(version)) return;
+    const seen = this.#seen.get(taskId);
+    if (seen !== undefined) {
+      if (seen >= version) return;
+      this.#seen.delete(taskId); // re-inserted below: the most recently seen
+    }
+    this.#seen.set(taskId, version);
+    if (this.#seen.size > 4 * this.#limits.maxTasks) {
+      for (const oldest of this.#seen.keys()) {
+        this.#seen.delete(oldest);
+        break;
+      }
+    }
   }
 }
