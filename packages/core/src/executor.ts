@@ -3,6 +3,7 @@
  * user message — and reports progress through the {@link TurnContext} it receives.
  */
 
+import { cloneJson } from './json.js';
 import type { Artifact, Message, Metadata, Part, Task, TaskState } from './model/types.js';
 import type { Caller } from './protocol/context.js';
 
@@ -139,11 +140,11 @@ export function toAgentMessage(
       messageId: ids.messageId,
       taskId: ids.taskId,
       contextId: ids.contextId,
-      parts: structuredClone(input),
+      parts: cloneJson(input),
     };
   }
   return {
-    ...structuredClone(input),
+    ...cloneJson(input),
     kind: 'message',
     role: 'agent',
     messageId: input.messageId ?? ids.messageId,
@@ -153,13 +154,15 @@ export function toAgentMessage(
 }
 
 export function toArtifact(chunk: ArtifactInput, artifactId: string): Artifact {
-  // Copied: snapshots share parts with the events, so the agent reusing its objects must not reach them.
-  const parts: Part[] = chunk.parts === undefined ? [] : structuredClone(chunk.parts);
+  // Copied: snapshots share parts with the events, so the agent reusing its objects must not reach
+  // them. With JSON's rules (cloneJson), what every store keeps: ten times cheaper than
+  // structuredClone for a chunk's small objects (~0.1 against ~1 µs), paid per streamed chunk.
+  const parts: Part[] = chunk.parts === undefined ? [] : cloneJson(chunk.parts);
   if (chunk.text !== undefined) parts.push({ kind: 'text', text: chunk.text });
-  if (chunk.data !== undefined) parts.push({ kind: 'data', data: structuredClone(chunk.data) });
+  if (chunk.data !== undefined) parts.push({ kind: 'data', data: cloneJson(chunk.data) });
   const artifact: Artifact = { artifactId, parts };
   if (chunk.name !== undefined) artifact.name = chunk.name;
   if (chunk.description !== undefined) artifact.description = chunk.description;
-  if (chunk.metadata !== undefined) artifact.metadata = structuredClone(chunk.metadata);
+  if (chunk.metadata !== undefined) artifact.metadata = cloneJson(chunk.metadata);
   return artifact;
 }
