@@ -112,7 +112,7 @@ export class CommitNotifier {
       const payloads: string[] = [];
       for (const [taskId, task] of this.#pending) {
         if (task.texts.length > 0) payloads.push(eventsPayload(origin, taskId, task.first, task.times, task.texts));
-        payloads.push(`${taskId}:${task.last}`);
+        payloads.push(`${wellFormed(taskId)}:${task.last}`);
       }
       this.#pending = new Map();
       const pool = this.#options.pool();
@@ -125,6 +125,18 @@ export class CommitNotifier {
     }
     this.#sending = false;
   }
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * The text with each lone surrogate replaced by U+FFFD, as pg's UTF-8 encoding of a text parameter
+ * would: the payloads travel inside one JSON parameter, whose `\udXXX` escape of a lone surrogate
+ * Postgres refuses, which would fail the whole statement and every notification in it. (An events
+ * payload's header keeps the id exact: JSON.stringify escapes it there, and the escape arrives as text.)
+ */
+function wellFormed(text: string): string {
+  return LONE_SURROGATE.test(text) ? text.replace(/\p{Cs}/gu, '\uFFFD') : text;
 }
 
 /**

@@ -253,6 +253,23 @@ describe.each([true, false])('events heard from another instance (groupCommit: %
     unsubscribe();
   });
 
+  it('a task id with a lone surrogate does not fail the NOTIFY of the tasks committed with it', async () => {
+    const committer = await openStore({ groupCommit });
+    const follower = await openStore({ groupCommit });
+    const odd = taskFixture({ id: `lone \ud800 surrogate ${Math.random()}`, state: 'working' });
+    const plain = taskFixture({ state: 'working' });
+    await createTask(committer, odd);
+    await createTask(committer, plain);
+    const reached = heard(follower, plain.id, 2);
+    // One batch, so one NOTIFY statement carries both tasks.
+    await Promise.all([
+      appendEvents(committer, odd.id, [artifactUpdate(odd, 'a')]),
+      appendEvents(committer, plain.id, [artifactUpdate(plain, 'a')]),
+    ]);
+    const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('not heard'), 3000).unref());
+    expect(await Promise.race([reached.then(() => 'heard'), timeout])).toBe('heard');
+  });
+
   it("an older release's parser (the seq after the last ':') finds no seq in an events payload", async () => {
     const committer = await openStore({ groupCommit });
     const listener = new pg.Client({ connectionString: db.url });
