@@ -25,10 +25,10 @@ import type pg from 'pg';
  * Postgres refuses a payload of 8000 bytes or more (the default build): what an events payload may
  * take, its header included. A commit whose events do not fit goes as its seq alone.
  */
-export const EVENTS_PAYLOAD_MAX_BYTES = 7900;
+const EVENTS_PAYLOAD_MAX_BYTES = 7900;
 
 /** What an events payload starts with (a character no `<task id>:<seq>` payload of ours starts with). */
-export const EVENTS_PAYLOAD_MARK = '\u0001';
+const EVENTS_PAYLOAD_MARK = '\u0001';
 
 export interface CommitNotifierOptions {
   /** The store's pool while it is open; undefined once closed (pending notifications are dropped). */
@@ -76,8 +76,8 @@ export class CommitNotifier {
   notify(taskId: string, seq: number, eventJsons: readonly string[] = [], createdAt = 0): void {
     let task = this.#pending.get(taskId);
     if (task === undefined) {
-      task = { last: 0, first: seq - eventJsons.length + 1, texts: [], times: [], bytes: 0, closed: false };
-      task.bytes = HEADER_BYTES + Buffer.byteLength(taskId);
+      const bytes = HEADER_BYTES + Buffer.byteLength(taskId);
+      task = { last: 0, first: seq - eventJsons.length + 1, texts: [], times: [], bytes, closed: false };
       this.#pending.set(taskId, task);
     }
     if (!task.closed && eventJsons.length > 0) this.#addEvents(task, seq, eventJsons, createdAt);
@@ -158,8 +158,12 @@ export function isEventsPayload(payload: string): boolean {
   return payload.startsWith(EVENTS_PAYLOAD_MARK);
 }
 
+/** How every events payload `origin` sends starts, so that its own listener can skip them unparsed. */
+export function ownEventsPayloadPrefix(origin: string): string {
+  return `${EVENTS_PAYLOAD_MARK}${JSON.stringify([origin]).slice(0, -1)},`;
+}
+
 export interface HeardEvents {
-  origin: string;
   taskId: string;
   firstSeq: number;
   createdAts: number[];
@@ -188,5 +192,5 @@ export function parseEventsPayload(payload: string): HeardEvents | undefined {
   const eventJsons = payload.slice(newline + 1).split('\n');
   if (eventJsons.length !== createdAts.length) return undefined;
   if (!eventJsons.every((text) => text.startsWith('{') && text.endsWith('}'))) return undefined;
-  return { origin, taskId, firstSeq: firstSeq as number, createdAts: createdAts as number[], eventJsons };
+  return { taskId, firstSeq: firstSeq as number, createdAts: createdAts as number[], eventJsons };
 }

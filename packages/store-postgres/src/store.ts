@@ -35,7 +35,7 @@ import { describeTarget, messageOf, notOpen, openError, resolveTarget, storeErro
 import { type CommitRow, GroupCommit, type PreparedCommit } from './group-commit.js';
 import { NotificationListener } from './listener.js';
 import { appliedVersions, LATEST_VERSION, migrate, pendingMigrations } from './migrations.js';
-import { CommitNotifier, EVENTS_PAYLOAD_MARK, isEventsPayload, parseEventsPayload } from './notifier.js';
+import { CommitNotifier, isEventsPayload, ownEventsPayloadPrefix, parseEventsPayload } from './notifier.js';
 import {
   checkOptions,
   DEFAULT_CONNECTION_TIMEOUT_MS,
@@ -88,7 +88,7 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
   readonly #notifier: CommitNotifier;
   /** Names this instance in its events payloads; its own listener skips payloads that start so. */
   readonly #origin = randomUUID();
-  readonly #ownEventsPayload = `${EVENTS_PAYLOAD_MARK}${JSON.stringify([this.#origin]).slice(0, -1)},`;
+  readonly #ownEventsPayload = ownEventsPayloadPrefix(this.#origin);
   readonly #target: Target;
   readonly #subscribers: Subscribers;
   /** What this instance committed lately, so that readEvents of it sends no query (see RecentEvents). */
