@@ -24,6 +24,8 @@
  *   TOKENS_PROFILE=memory …                     CPU-profiles that server (through tsx, so slower) with
  *                                               marks around its 100-stream level, into bench/profiles;
  *                                               `npm run bench:profile-summary` summarises the newest
+ *   TOKENS_CPU_LEVEL=300 …                      the level whose CPU per chunk the report shows, and that
+ *                                               TOKENS_PROFILE marks (default 100)
  *   TOKENS_PG_STATS=1 …                         prints which of the Postgres schema's indexes and tables
  *                                               the run read (pg_stat_user_indexes / _tables) before dropping it
  *   BENCH_STREAM_COMMIT_INTERVAL_MS=40 …        the plugin's streamCommitIntervalMs on our servers (by hand
@@ -31,7 +33,7 @@
  *   npm run bench:tokens -- --render bench/results/tokens-<date>.json   regenerates TOKENS.md only
  */
 
-import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { distribution } from './cross-worker/stats.js';
@@ -85,7 +87,9 @@ const levels = (process.env.TOKENS_LEVELS ?? (quick ? '10,50,100' : '10,25,50,75
 const serverNames = (process.env.TOKENS_SERVERS ?? SERVERS.map((s) => s.name).join(',')).split(',');
 const P99_LIMIT_MS = 100;
 /** CPU per chunk is compared at this many streams (measured even past the knee). */
-const CPU_LEVEL = 100;
+const CPU_LEVEL = Number(process.env.TOKENS_CPU_LEVEL ?? 100);
+if (!Number.isInteger(CPU_LEVEL) || CPU_LEVEL <= 0)
+  throw new Error('TOKENS_CPU_LEVEL must be a positive integer (streams)');
 const FINAL_TASK_CHUNKS = 300;
 const CONFIG: TokensResult['config'] = {
   chunks,
@@ -149,6 +153,8 @@ async function startServers(name: string): Promise<{ servers: ServerProcess[]; p
     // One after another, so the SQL stores' migrations never race.
     const profiled = process.env.TOKENS_PROFILE === name;
     const profileDir = join(BENCH_DIR, 'profiles');
+    // The marks file is written before node writes its profile (which would create the folder).
+    if (profiled) mkdirSync(profileDir, { recursive: true });
     servers.push(
       await ServerProcess.start(
         spec,

@@ -92,6 +92,8 @@ describe('options', () => {
       push: true,
       interruptedTasks: true,
       cluster: true,
+      // Advice rather than a capability: the runtime's default streamCommitIntervalMs, on a file only.
+      streamCommitIntervalMs: 25,
     });
     expect(new SqliteStore({ filename: ':memory:' }).supports).toEqual({
       durable: false,

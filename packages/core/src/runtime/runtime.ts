@@ -655,7 +655,7 @@ async function settledWithin<T>(promise: Promise<T>, ms: number): Promise<T | un
 
 /**
  * The runtime's `streamCommitIntervalMs`, checked: as given, else what the store advises
- * (`supports.streamCommitIntervalMs`: the Postgres store's 40), else 0.
+ * (`supports.streamCommitIntervalMs`: the Postgres store's 40, a SQLite file's 25), else 0.
  */
 function streamCommitInterval(options: A2ARuntimeOptions): number {
   const given = options.streamCommitIntervalMs;
