@@ -82,10 +82,11 @@ export {
  * What this store advises, on a file, as the runtime's `streamCommitIntervalMs` (see core's
  * StoreCapabilities): a task's streamed chunks committed at most every 25 ms. Each commit's
  * transaction runs on the event loop and writes whole WAL pages, about half of the worker's time
- * under hundreds of token streams (issue 30). In `npm run bench:tokens` (A/B, alternating) 25 ms
- * took 300 streams on one worker from 12,900–13,300 to 14,400–14,800 of 15,000 chunks/s (server
- * CPU per chunk 87–91 → 75–77 µs) for ~13 ms more p50 latency per chunk; with the clients on
- * another worker the p99 at 100 streams rose from ~60 to ~80 ms. `:memory:` gets no advice.
+ * under hundreds of token streams (issue 30). In `npm run bench:tokens` (full runs, 3 rounds,
+ * without and with it) the bytes written per chunk fell by a fifth (24,279 → 19,520 at 100 streams,
+ * ~17,300 → ~13,200 at 300) and one worker delivered 13,028 instead of 11,934 chunks/s at 300
+ * streams (medians; the level asks for 13,500), for ~13 ms more p50 latency per chunk. `:memory:`
+ * gets no advice.
  */
 const STREAM_COMMIT_INTERVAL_MS = 25;
 
