@@ -136,6 +136,10 @@ export function prepare(db: Database.Database) {
     taskVersions: db.prepare<[string, string], { task_id: string; version: number }>(
       'SELECT task_id, version FROM a2a_tasks WHERE namespace = ? AND task_id IN (SELECT value FROM json_each(?))',
     ),
+    // What a commit checks and compares before writing: see `writeCommit`.
+    taskHead: db.prepare<[string, string], { version: number; state: string; status_ts: number; context_id: string }>(
+      'SELECT version, state, status_ts, context_id FROM a2a_tasks WHERE namespace = ? AND task_id = ?',
+    ),
     insertTask: db.prepare<[TaskWrite]>(
       `INSERT INTO a2a_tasks (namespace, task_id, context_id, owner, state, status_ts, version, task_json, created_at, updated_at, trace_context)
        VALUES (@namespace, @taskId, @contextId, @owner, @state, @statusTs, @version, @taskJson, @now, @now, @traceContext)`,
@@ -143,6 +147,11 @@ export function prepare(db: Database.Database) {
     updateTask: db.prepare<[TaskWrite]>(
       `UPDATE a2a_tasks SET context_id = @contextId, state = @state, status_ts = @statusTs, version = @version,
        task_json = @taskJson, updated_at = @now, trace_context = @traceContext
+       WHERE namespace = @namespace AND task_id = @taskId`,
+    ),
+    // An update that leaves every indexed column but updated_at as it was (see `writeCommit`).
+    updateTaskBody: db.prepare<[TaskWrite]>(
+      `UPDATE a2a_tasks SET version = @version, task_json = @taskJson, updated_at = @now, trace_context = @traceContext
        WHERE namespace = @namespace AND task_id = @taskId`,
     ),
     insertEvent: db.prepare<[EventWrite]>(
@@ -358,7 +367,8 @@ export function prepare(db: Database.Database) {
 
   const writeCommit = (args: CommitArgs): QueueSlot | undefined => {
     const { write, expectedVersion, eventJsons, messages, scope } = args;
-    const actual = statements.taskVersion.get(write.namespace, write.taskId);
+    const head = statements.taskHead.get(write.namespace, write.taskId);
+    const actual = head?.version;
     if ((actual ?? 0) !== expectedVersion) throw new VersionConflictError(write.taskId, expectedVersion, actual);
     // A repeat inside this commit meets its own row, inserted a moment before: also a duplicate.
     for (const { messageId, digest } of messages) {
@@ -378,8 +388,14 @@ export function prepare(db: Database.Database) {
         );
       }
     }
-    if (actual === undefined) statements.insertTask.run(write);
-    else statements.updateTask.run(write);
+    if (head === undefined) statements.insertTask.run(write);
+    else if (head.state === write.state && head.status_ts === write.statusTs && head.context_id === write.contextId) {
+      // A streamed chunk's commit changes no status: SQLite rewrites the entries of every index
+      // that has a column the UPDATE sets, changed or not, so setting state, status_ts and
+      // context_id again cost five index rewrites per chunk (their pages in the WAL) where only
+      // a2a_tasks_by_state's updated_at changes (issue 30).
+      statements.updateTaskBody.run(write);
+    } else statements.updateTask.run(write);
     eventJsons.forEach((eventJson, index) => {
       statements.insertEvent.run({
         namespace: write.namespace,
