@@ -1,8 +1,9 @@
+import { type ClientRequest, type IncomingMessage, request } from 'node:http';
 import { Writable } from 'node:stream';
 import type { A2AStore, AgentExecutorLike, JsonRpcResponse, Part } from '@fastify-a2a/core';
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import Fastify, { type FastifyInstance } from 'fastify';
-import { nextId } from '../../../test-support/helpers.js';
+import { nextId, userMessage } from '../../../test-support/helpers.js';
 import { type A2APluginOptions, a2aPlugin } from '../src/index.js';
 
 export { asTask, listen, nextId, userMessage, waitFor } from '../../../test-support/helpers.js';
@@ -131,4 +132,24 @@ export function capturedLogger(level = 'warn'): { logger: { level: string; strea
     },
   });
   return { logger: { level, stream }, lines };
+}
+
+/**
+ * Starts a message/stream over a real socket (inject has no backpressure) and resolves with the
+ * request and its response once the head arrived, the response not yet read.
+ */
+export async function openRawStream(
+  url: URL,
+  text: string,
+): Promise<{ clientRequest: ClientRequest; response: IncomingMessage }> {
+  const clientRequest = request(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
+  });
+  const head = new Promise<IncomingMessage>((resolve, reject) => {
+    clientRequest.on('response', resolve);
+    clientRequest.on('error', reject);
+  });
+  clientRequest.end(JSON.stringify(rpcBody('message/stream', { message: userMessage(text) })));
+  return { clientRequest, response: await head };
 }

@@ -5,36 +5,14 @@
  * Statements are seen through better-sqlite3's `verbose` hook.
  */
 
-import { join } from 'node:path';
 import { A2AError, applyEvents, type Task } from '@fastify-a2a/core';
 import { artifactUpdate, createTask, createTasks, message, taskFixture } from '@fastify-a2a/core/testing';
-import Database from 'better-sqlite3';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SqliteStore } from '../src/index.js';
-import { tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import type { SqliteStore } from '../src/index.js';
+import { verboseStores } from './helpers.js';
 
-let dir: string;
-let remove: () => void;
-const cleanup: (() => Promise<void> | void)[] = [];
-beforeEach(() => {
-  ({ dir, remove } = tempDir());
-});
-afterEach(async () => {
-  for (const step of cleanup.splice(0).reverse()) await step();
-  remove();
-});
-
-async function storeWithStatements(): Promise<{ store: SqliteStore; statements: string[] }> {
-  const statements: string[] = [];
-  const database = new Database(join(dir, 'a2a.db'), { verbose: (sql) => statements.push(String(sql)) });
-  const store = new SqliteStore({ database });
-  cleanup.push(() => {
-    database.close();
-  });
-  cleanup.push(() => store.close());
-  await store.open();
-  return { store, statements };
-}
+const stores = verboseStores();
+const storeWithStatements = () => stores.open();
 
 const update = (store: SqliteStore, task: Task, expectedVersion: number, text: string) => {
   const events = [artifactUpdate(task, text)];

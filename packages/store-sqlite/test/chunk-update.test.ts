@@ -6,36 +6,13 @@
  * written through the WAL's frame count.
  */
 
-import { join } from 'node:path';
 import { applyEvents, type Task, type TaskEvent } from '@fastify-a2a/core';
 import { artifactUpdate, createTasks, statusUpdate } from '@fastify-a2a/core/testing';
-import Database from 'better-sqlite3';
-import { afterEach, beforeEach, expect, it } from 'vitest';
-import { SqliteStore } from '../src/index.js';
-import { tempDir } from './helpers.js';
+import { expect, it } from 'vitest';
+import type { SqliteStore } from '../src/index.js';
+import { verboseStores } from './helpers.js';
 
-let dir: string;
-let remove: () => void;
-const cleanup: (() => Promise<void> | void)[] = [];
-beforeEach(() => {
-  ({ dir, remove } = tempDir());
-});
-afterEach(async () => {
-  for (const step of cleanup.splice(0).reverse()) await step();
-  remove();
-});
-
-async function open(): Promise<{ store: SqliteStore; database: Database.Database; statements: string[] }> {
-  const statements: string[] = [];
-  const database = new Database(join(dir, 'a2a.db'), { verbose: (sql) => statements.push(String(sql)) });
-  const store = new SqliteStore({ database });
-  cleanup.push(() => {
-    database.close();
-  });
-  cleanup.push(() => store.close());
-  await store.open();
-  return { store, database, statements };
-}
+const { open } = verboseStores();
 
 async function commit(store: SqliteStore, task: Task, version: number, events: TaskEvent[]): Promise<Task> {
   const next = applyEvents(task, events);

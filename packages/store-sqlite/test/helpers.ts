@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ExpiredWorker, Task, TaskState } from '@fastify-a2a/core';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach } from 'vitest';
+import { SqliteStore } from '../src/index.js';
 
 const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const childScript = fileURLToPath(new URL('./fixtures/child.ts', import.meta.url));
@@ -12,6 +15,43 @@ const childScript = fileURLToPath(new URL('./fixtures/child.ts', import.meta.url
 export function tempDir(): { dir: string; remove: () => void } {
   const dir = mkdtempSync(join(tmpdir(), 'a2a-sqlite-'));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface VerboseStore {
+  store: SqliteStore;
+  database: Database.Database;
+  /** Every statement the connection ran, expanded (better-sqlite3's `verbose` hook). */
+  statements: string[];
+}
+
+/**
+ * For a test file: each test gets a fresh directory, and `open()` a store on a file in it whose
+ * connection records the statements it runs; stores and directory go after each test.
+ */
+export function verboseStores(): { open(): Promise<VerboseStore> } {
+  let dir: ReturnType<typeof tempDir> | undefined;
+  const cleanup: (() => Promise<void> | void)[] = [];
+  beforeEach(() => {
+    dir = tempDir();
+  });
+  afterEach(async () => {
+    for (const step of cleanup.splice(0).reverse()) await step();
+    dir?.remove();
+  });
+  return {
+    async open() {
+      if (dir === undefined) throw new Error('verboseStores().open() runs inside a test');
+      const statements: string[] = [];
+      const database = new Database(join(dir.dir, 'a2a.db'), { verbose: (sql) => statements.push(String(sql)) });
+      const store = new SqliteStore({ database });
+      cleanup.push(() => {
+        database.close();
+      });
+      cleanup.push(() => store.close());
+      await store.open();
+      return { store, database, statements };
+    },
+  };
 }
 
 export interface ChildOutput {

@@ -5,9 +5,8 @@
  * for ever, and the stream stayed open in the plugin, so closing the server hung on it. Over a real
  * socket, as inject has no backpressure.
  */
-import { request } from 'node:http';
 import { afterEach, expect, it } from 'vitest';
-import { buildApp, rpcBody, type TestApp, userMessage } from '../helpers.js';
+import { buildApp, openRawStream, type TestApp } from '../helpers.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -43,16 +42,7 @@ it('a client that goes away while a write waits for drain ends its stream, and t
   t = app;
   const url = new URL(`${await app.app.listen({ host: '127.0.0.1', port: 0 })}/a2a`);
 
-  const clientRequest = request(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-  });
-  const head = new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
-    clientRequest.on('response', resolve);
-    clientRequest.on('error', reject);
-  });
-  clientRequest.end(JSON.stringify(rpcBody('message/stream', { message: userMessage('fill the buffer') })));
-  const response = await head;
+  const { clientRequest, response } = await openRawStream(url, 'fill the buffer');
   expect(response.headers['content-type']).toMatch(/^text\/event-stream/);
   // The client reads nothing more: the server's writes back up until one waits for drain.
   response.pause();

@@ -4,9 +4,8 @@
  * whole and in order, and the stream its end (disconnect-during-backpressure.test.ts covers the
  * client that never comes back). Over a real socket, as inject has no backpressure.
  */
-import { request } from 'node:http';
 import { afterEach, expect, it } from 'vitest';
-import { buildApp, parseSse, rpcBody, type TestApp, userMessage } from '../helpers.js';
+import { buildApp, openRawStream, parseSse, type TestApp } from '../helpers.js';
 
 let t: TestApp | undefined;
 afterEach(async () => {
@@ -31,16 +30,7 @@ it('a client that pauses past the socket buffers, then reads on, gets every fram
   t = app;
   const url = new URL(`${await app.app.listen({ host: '127.0.0.1', port: 0 })}/a2a`);
 
-  const clientRequest = request(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-  });
-  const head = new Promise<import('node:http').IncomingMessage>((resolve, reject) => {
-    clientRequest.on('response', resolve);
-    clientRequest.on('error', reject);
-  });
-  clientRequest.end(JSON.stringify(rpcBody('message/stream', { message: userMessage('slow reader') })));
-  const response = await head;
+  const { response } = await openRawStream(url, 'slow reader');
   response.setEncoding('utf8');
   response.pause();
   // The agent is done producing while the client reads nothing: the server's frames wait on drain.
