@@ -23,12 +23,14 @@ export class BatchItemError extends Error {
 }
 
 /**
- * Several commits in one transaction (run it with `.immediate`). A commit that indexes message ids
- * runs as a nested transaction, which better-sqlite3 wraps in a SAVEPOINT, so a duplicate id found
- * after another of its ids was indexed (our own A2AError) rolls back that commit alone and the
- * others go on. The rest (an agent's updates: no message ids) need none: the only error of ours
- * they can meet, a version conflict, is thrown by their first statement, before they wrote
- * anything; skipping the SAVEPOINT and RELEASE saves two statements per streamed chunk (issue 30).
+ * Several commits in one transaction (run it with `.immediate`). A commit that indexes two or more
+ * message ids runs as a nested transaction, which better-sqlite3 wraps in a SAVEPOINT, so a
+ * duplicate id found after another of its ids was indexed (our own A2AError) rolls back that commit
+ * alone and the others go on. The rest need none: the errors of ours they can meet, a version
+ * conflict and a duplicate of their only message id, are thrown before they wrote anything (the
+ * version is read first, and the message's `INSERT … DO NOTHING` is what finds the duplicate).
+ * Skipping the SAVEPOINT and RELEASE saves two statements per streamed chunk and per blocking send,
+ * and a send's copies of every page it touches into the statement journal (issue 30).
  * Any other error ends the batch, rolled back whole, as a BatchItemError.
  * @internal (its inferred type names better-sqlite3's internal namespace)
  */
@@ -37,7 +39,7 @@ export function batchTransaction(db: Database.Database, writeCommit: (args: Comm
   return db.transaction((batch: CommitArgs[]): CommitOutcome[] =>
     batch.map((args, index): CommitOutcome => {
       try {
-        return { ok: true, turn: args.messages.length > 0 ? nested(args) : writeCommit(args) };
+        return { ok: true, turn: args.messages.length > 1 ? nested(args) : writeCommit(args) };
       } catch (error) {
         if (A2AError.is(error)) return { ok: false, error };
         throw new BatchItemError(index, error);

@@ -201,6 +201,10 @@ export class SqliteStore implements A2AStore, PushStore {
         db = new Database(this.#filename, { timeout: this.#busyTimeoutMs });
       }
       db.pragma(`busy_timeout = ${Math.round(this.#busyTimeoutMs)}`);
+      // A savepoint's statement journal (a batch's commit with several message ids, a migration)
+      // spills past 64 KiB into a temporary file, written through the kernel page by page on the
+      // event loop; kept in memory it is a copy (issue 30).
+      db.pragma('temp_store = MEMORY');
       if (!db.memory) {
         // WAL lets readers (and the subscription poll) run while another process writes. With WAL,
         // synchronous=NORMAL cannot corrupt the file; a power loss (not a process crash) may lose
