@@ -55,13 +55,16 @@ import {
   type WorkerRecord,
 } from '@fastify-a2a/core';
 import Database from 'better-sqlite3';
+import { Checkpointer, FALLBACK_AUTOCHECKPOINT_PAGES, SQLITE_AUTOCHECKPOINT_PAGES } from './checkpointer.js';
 import { enableWal, ensureDirectory } from './database-file.js';
 import { notOpen, openError, storeError } from './errors.js';
 import { GroupCommit } from './group-commit.js';
 import { migrate } from './migrations.js';
 import {
+  CHECKPOINT_RESTART_FRAMES,
   checkOptions,
   DEFAULT_BUSY_TIMEOUT_MS,
+  DEFAULT_CHECKPOINT_INTERVAL_MS,
   DEFAULT_NAMESPACE,
   DEFAULT_POLL_INTERVAL_MS,
   positiveNumber,
@@ -108,6 +111,9 @@ export class SqliteStore implements A2AStore, PushStore {
   readonly #namespace: string;
   readonly #clock: Clock;
   readonly #busyTimeoutMs: number;
+  readonly #checkpointIntervalMs: number;
+  /** The thread checkpointing the WAL (see Checkpointer), while open on a file this store opened. */
+  #checkpointer: Checkpointer | undefined;
 
   #db: Database.Database | undefined;
   #statements: Statements | undefined;
@@ -132,6 +138,12 @@ export class SqliteStore implements A2AStore, PushStore {
     this.#namespace = options.namespace ?? DEFAULT_NAMESPACE;
     this.#clock = options.clock ?? systemClock;
     this.#busyTimeoutMs = positiveNumber(options.busyTimeoutMs, 'busyTimeoutMs', DEFAULT_BUSY_TIMEOUT_MS, true);
+    this.#checkpointIntervalMs = positiveNumber(
+      options.checkpointIntervalMs,
+      'checkpointIntervalMs',
+      DEFAULT_CHECKPOINT_INTERVAL_MS,
+      true,
+    );
     // An in-memory database lives and dies with its single connection.
     const onDisk = database === undefined ? filename !== ':memory:' : !database.memory;
     this.supports = Object.freeze(
@@ -211,11 +223,13 @@ export class SqliteStore implements A2AStore, PushStore {
         // the last commits, a fair trade for not fsyncing on every commit.
         const mode = await enableWal(db, this.#busyTimeoutMs);
         if (mode.toLowerCase() === 'wal') db.pragma('synchronous = NORMAL');
+        if (mode.toLowerCase() === 'wal' && owned && this.#checkpointIntervalMs > 0) this.#startCheckpointer(db);
       }
       migrate(db, this.#clock);
       this.#statements = prepare(db);
       this.#db = db;
     } catch (error) {
+      await this.#stopCheckpointer();
       if (owned && db?.open) db.close();
       throw openError(error, this.#filename, this.#busyTimeoutMs);
     }
@@ -233,7 +247,35 @@ export class SqliteStore implements A2AStore, PushStore {
     this.#closed = true;
     this.#recent.clear();
     this.#poller.closed();
+    await this.#stopCheckpointer();
     if (db !== undefined && this.#database === undefined && db.open) db.close();
+  }
+
+  /**
+   * Moves the WAL's checkpoints off the event loop (see Checkpointer). Should the thread fail, the
+   * connection goes back to SQLite's own checkpoints inside commits.
+   */
+  #startCheckpointer(db: Database.Database): void {
+    db.pragma(`wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+    this.#checkpointer = new Checkpointer({
+      filename: db.name,
+      intervalMs: this.#checkpointIntervalMs,
+      restartFrames: CHECKPOINT_RESTART_FRAMES,
+      onFailure: () => {
+        if (db.open) db.pragma(`wal_autocheckpoint = ${SQLITE_AUTOCHECKPOINT_PAGES}`);
+      },
+    });
+  }
+
+  async #stopCheckpointer(): Promise<void> {
+    const checkpointer = this.#checkpointer;
+    this.#checkpointer = undefined;
+    await checkpointer?.close();
+  }
+
+  /** The checkpoint thread, while one runs (tests and diagnostics). @internal */
+  get checkpointer(): Checkpointer | undefined {
+    return this.#checkpointer;
   }
 
   async ping(): Promise<void> {

@@ -1,0 +1,137 @@
+/**
+ * The WAL is checkpointed by a worker thread, not inside commits on the event loop (issue 30):
+ * the thread copies the frames into the database file, restarts a WAL that steady writes keep
+ * from ever being fully copied, stops with the store, and `checkpointIntervalMs: 0` leaves
+ * checkpoints to SQLite.
+ */
+
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { inspect } from 'node:util';
+import { A2AError, applyEvents, type Task } from '@fastify-a2a/core';
+import { artifactUpdate, createTask, taskFixture } from '@fastify-a2a/core/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Checkpointer, type CheckpointReport } from '../src/checkpointer.js';
+import { SqliteStore } from '../src/index.js';
+import { tempDir } from './helpers.js';
+
+const PAGE = 4096;
+let dir: ReturnType<typeof tempDir>;
+const stores: SqliteStore[] = [];
+
+beforeEach(() => {
+  dir = tempDir();
+});
+afterEach(async () => {
+  for (const store of stores.splice(0)) await store.close();
+  dir.remove();
+});
+
+async function openStore(options: { checkpointIntervalMs?: number } = {}) {
+  const filename = join(dir.dir, 'a2a.db');
+  const store = new SqliteStore({ filename, ...options });
+  stores.push(store);
+  await store.open();
+  return { store, filename, wal: `${filename}-wal` };
+}
+
+/** A new working task at version 1. */
+async function bigTask(store: SqliteStore): Promise<Task> {
+  const task = taskFixture({ state: 'working' });
+  await createTask(store, task);
+  return task;
+}
+
+/** Commits `count` artifact updates of `bytes` each to `task`, one after another, each awaited. */
+async function writeSteadily(store: SqliteStore, task: Task, count: number, bytes: number): Promise<void> {
+  let current = task;
+  let version = 1;
+  for (let i = 0; i < count; i++) {
+    const events = [artifactUpdate(current, `${i}:${'x'.repeat(bytes)}`)];
+    const next = applyEvents(current, events);
+    // A fresh artifact body each time, so the task row stays small and each commit's pages are
+    // the event's.
+    await store.commit({ taskId: task.id, expectedVersion: version, task: { ...next, artifacts: [] }, events });
+    current = { ...next, artifacts: [] };
+    version += 1;
+  }
+}
+
+const walPages = (wal: string) => (existsSync(wal) ? statSync(wal).size / (PAGE + 24) : 0);
+
+describe('SQLite checkpoints on a worker thread', () => {
+  it('the thread copies the WAL into the database file while commits go on', async () => {
+    const { store, filename } = await openStore({ checkpointIntervalMs: 20 });
+    const reports: CheckpointReport[] = [];
+    store.checkpointer?.onCheckpoint((report) => reports.push(report));
+    const task = await bigTask(store);
+    const databaseBefore = statSync(filename).size;
+    // ~1,500 pages: past SQLite's own 1,000-page checkpoint, below the store's 10,000-page fallback.
+    await writeSteadily(store, task, 300, 5 * PAGE);
+    await expect.poll(() => reports.some((report) => report.checkpointed > 0), { timeout: 5000 }).toBe(true);
+    expect(reports.every((report) => report.checkpointed <= report.log)).toBe(true);
+    await expect.poll(() => statSync(filename).size, { timeout: 5000 }).toBeGreaterThan(databaseBefore + 1000 * PAGE);
+  });
+
+  it('steady writes do not grow the WAL without bound: the thread restarts it', async () => {
+    const { store, wal } = await openStore({ checkpointIntervalMs: 10 });
+    const reports: CheckpointReport[] = [];
+    store.checkpointer?.onCheckpoint((report) => reports.push(report));
+    const task = await bigTask(store);
+    // ~6,000 pages written back to back, where nothing waits for the thread.
+    await writeSteadily(store, task, 1200, 5 * PAGE);
+    // Restarted at 2,000 frames (plus what came in while it waited), well under 6,000.
+    expect(walPages(wal)).toBeLessThan(4000);
+    expect(reports.some((report) => report.log > 0)).toBe(true);
+  });
+
+  it('close stops the thread: the last connection removes the WAL, and the file opens again', async () => {
+    const { store, wal, filename } = await openStore();
+    const task = await bigTask(store);
+    await writeSteadily(store, task, 20, PAGE);
+    expect(store.checkpointer).toBeDefined();
+    await store.close();
+    expect(store.checkpointer).toBeUndefined();
+    // SQLite deletes the WAL when its last connection closes: the thread's connection is closed too.
+    expect(existsSync(wal)).toBe(false);
+    const again = new SqliteStore({ filename });
+    stores.push(again);
+    await again.open();
+    expect((await again.getTask(task.id))?.version).toBe(21);
+  });
+
+  it('checkpointIntervalMs 0 runs no thread: SQLite checkpoints inside commits, the WAL stays near 1,000 pages', async () => {
+    const { store, wal } = await openStore({ checkpointIntervalMs: 0 });
+    expect(store.checkpointer).toBeUndefined();
+    const task = await bigTask(store);
+    await writeSteadily(store, task, 600, 5 * PAGE);
+    expect(walPages(wal)).toBeLessThan(1200);
+  });
+
+  it('refuses a checkpointIntervalMs that is not a non-negative number', () => {
+    for (const checkpointIntervalMs of [-1, Number.NaN, '100' as unknown as number]) {
+      let error: unknown;
+      try {
+        new SqliteStore({ filename: join(dir.dir, 'x.db'), checkpointIntervalMs });
+      } catch (caught) {
+        error = caught;
+      }
+      expect(A2AError.is(error) && error.code).toBe('INVALID_OPTIONS');
+      expect((error as Error).message).toContain('checkpointIntervalMs');
+    }
+  });
+
+  it('a thread that cannot open the file reports the failure (on which the store checkpoints inline again)', async () => {
+    const failures: unknown[] = [];
+    const checkpointer = new Checkpointer({
+      filename: join(dir.dir, 'missing.db'),
+      intervalMs: 10,
+      restartFrames: 2000,
+      onFailure: (error) => failures.push(error),
+    });
+    await expect.poll(() => failures.length, { timeout: 5000 }).toBe(1);
+    // The worker's error arrives cloned (its message and stack, not always as an Error).
+    expect(inspect(failures[0])).toMatch(/unable to open database file/i);
+    await checkpointer.close();
+  });
+});
