@@ -22,7 +22,10 @@ const ALL_TASKS_CLOCK_MARGIN_MS = 2000;
  */
 export interface PollerStatements {
   dataVersion: Database.Statement<[], number>;
-  taskVersion: Database.Statement<[string, string], number>;
+  subscriptionHead: Database.Statement<
+    [{ namespace: string; taskId: string }],
+    { version: number | null; queued: number }
+  >;
   taskVersions: Database.Statement<[string, string], { task_id: string; version: number }>;
   queuedTasks: Database.Statement<[string, string], string>;
   tasksUpdatedSince: Database.Statement<[string, number], { task_id: string; version: number; updated_at: number }>;
@@ -90,8 +93,12 @@ export class ChangePoller {
 
   subscribe(taskId: string, listener: (seq: number) => void): Unsubscribe {
     if (!this.#subscribers.has(taskId)) {
-      if (!this.#seen.has(taskId)) this.#seen.set(taskId, this.#currentVersion(taskId));
-      if (this.#options.crossProcess && this.#hasQueuedTurn(taskId)) this.#queued.add(taskId);
+      const seen = this.#seen.has(taskId);
+      if (!seen || this.#options.crossProcess) {
+        const { version, queued } = this.#subscriptionHead(taskId);
+        if (!seen) this.#seen.set(taskId, version);
+        if (this.#options.crossProcess && queued) this.#queued.add(taskId);
+      }
     }
     // A subscription per call, so subscribing the same function twice needs two unsubscribes.
     const unsubscribe = this.#subscribers.subscribe(taskId, listener);
@@ -113,21 +120,14 @@ export class ChangePoller {
     this.#subscribers.notify(taskId, seq);
   }
 
-  #currentVersion(taskId: string): number {
+  /** The task's version (0: none yet) and whether a turn of it is queued. */
+  #subscriptionHead(taskId: string): { version: number; queued: boolean } {
     try {
-      return this.#options.statements()?.taskVersion.get(this.#options.namespace, taskId) ?? 0;
+      const row = this.#options.statements()?.subscriptionHead.get({ namespace: this.#options.namespace, taskId });
+      return { version: row?.version ?? 0, queued: row?.queued === 1 };
     } catch {
       // Unknown for now: the poll loop will report whatever version it finds.
-      return 0;
-    }
-  }
-
-  #hasQueuedTurn(taskId: string): boolean {
-    try {
-      const statements = this.#options.statements();
-      return (statements?.queuedTasks.all(this.#options.namespace, JSON.stringify([taskId])).length ?? 0) > 0;
-    } catch {
-      return false;
+      return { version: 0, queued: false };
     }
   }
 

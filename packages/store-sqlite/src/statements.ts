@@ -132,6 +132,13 @@ export function prepare(db: Database.Database) {
     taskVersion: db
       .prepare<[string, string], number>('SELECT version FROM a2a_tasks WHERE namespace = ? AND task_id = ?')
       .pluck(),
+    // What a new subscription starts from: the task's version and whether a turn of it is queued
+    // (another process's finishTurn is noticed by the poll), in one statement (issue 30: every
+    // turn subscribes to its task, so every blocking send runs it).
+    subscriptionHead: db.prepare<[{ namespace: string; taskId: string }], { version: number | null; queued: number }>(
+      `SELECT (SELECT version FROM a2a_tasks WHERE namespace = @namespace AND task_id = @taskId) AS version,
+              EXISTS (SELECT 1 FROM a2a_turns WHERE namespace = @namespace AND task_id = @taskId) AS queued`,
+    ),
     // One statement for any number of subscribed tasks: the ids come as one JSON array parameter.
     taskVersions: db.prepare<[string, string], { task_id: string; version: number }>(
       'SELECT task_id, version FROM a2a_tasks WHERE namespace = ? AND task_id IN (SELECT value FROM json_each(?))',
