@@ -150,7 +150,12 @@ export interface A2ARuntimeOptions {
   streamCommitIntervalMs?: number;
   /** @default Date.now */
   clock?: Clock;
-  /** Ids for tasks, contexts, artifacts and agent messages. @default crypto.randomUUID */
+  /**
+   * Ids for tasks, contexts, artifacts and agent messages. The default is a UUID version 7: time
+   * first, then 74 random bits, so that new tasks' rows go next to each other in every store index
+   * keyed by task or context id (see runtime/ids.ts for what it measured).
+   * @default a time-ordered UUID v7
+   */
   generateId?: () => string;
   /** Periodic purge of old terminal tasks; `false` disables it. @default {} (24 h TTL) */
   retention?: RetentionOptions | false;

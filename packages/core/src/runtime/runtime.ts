@@ -50,6 +50,7 @@ import { taskListRequest, taskListResult } from '../task-list.js';
 import { noTelemetry } from '../telemetry.js';
 import { Events } from './events.js';
 import { Follower, followOptions } from './follower.js';
+import { timeOrderedUuid } from './ids.js';
 import { Intake, type Retry } from './intake.js';
 import { runLogged } from './jobs/background.js';
 import { InterruptedExpiry } from './jobs/interrupted-expiry.js';
@@ -113,7 +114,7 @@ export class A2ARuntime {
     this.store = store;
     this.workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.#log = log;
-    const events = new Events(clock, options.generateId ?? randomUUID);
+    const events = new Events(clock, options.generateId ?? (() => timeOrderedUuid()));
     this.#events = events;
     this.#generations = options.draft11?.generations === true;
     const maxWait = options.draft11?.longPollMaxWaitMs ?? LONG_POLL_DEFAULT_MS;
