@@ -519,7 +519,22 @@ export class Turn {
       .commit((task) => (isTerminalState(task.status.state) ? undefined : events), {
         releaseSlot: ends ? this.#slot : undefined,
       })
-      .then((result) => result !== undefined);
+      .then((result) => this.#written(result !== undefined));
+  }
+
+  /**
+   * A batch dropped because the writer found the task terminal: another worker ended it (a
+   * tasks/cancel that won the race to the version; this commit's conflict reloaded its state).
+   * The scheduler's watch stops the agent when it hears of such a write, but it compares versions,
+   * and after that reload the writer is already at the version it hears of: the agent must be
+   * stopped here (§7.4: the cancel reaches the agent wherever it runs), or it runs on to its end.
+   */
+  #written(written: boolean): boolean {
+    if (!written && !this.aborted && isTerminalState(this.writer.task.status.state)) {
+      this.abort('canceled');
+      this.settle();
+    }
+    return written;
   }
 
   /**
@@ -546,7 +561,7 @@ export class Turn {
         if (result.turn === undefined) throw new A2AError('INTERNAL', 'The store did not return the enqueued turn.');
         this.#slot = result.turn;
       }
-      return result !== undefined;
+      return this.#written(result !== undefined);
     });
   }
 

@@ -28,6 +28,52 @@ describe('cancel', () => {
     expect((await runtime.getTask({ id: task.id })).status.state).toBe('canceled');
   });
 
+  it('stops the agent when its own commit meets a cancel another worker wrote first, before any notification', async () => {
+    // A store whose subscribers hear nothing: another worker's write is known only to whoever
+    // commits after it (as on SQLite between polls, or Postgres before the NOTIFY arrives).
+    const store = new MemoryStore();
+    store.subscribe = () => () => {};
+    let release: () => void = () => {};
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let aborted = false;
+    const runtime = start(
+      async (turn) => {
+        await turn.artifact({ text: 'a' });
+        await gate;
+        // Conflicts with the cancel, reloads, finds the task canceled: dropped.
+        await turn.artifact({ text: 'b', append: true });
+        await Promise.race([waitForAbort(turn.signal), new Promise((resolve) => setTimeout(resolve, 3000))]);
+        aborted = turn.signal.aborted;
+      },
+      { store },
+    );
+    const task = asTask(await runtime.sendMessage({ message: userMessage('x'), configuration: { blocking: false } }));
+    await waitFor(async () => ((await store.getTask(task.id))?.task.artifacts?.length ?? 0) > 0);
+    // The other worker's cancel: a commit straight to the shared store.
+    const record = await store.getTask(task.id);
+    if (record === undefined) throw new Error('no task');
+    const cancel = {
+      kind: 'status-update' as const,
+      taskId: task.id,
+      contextId: task.contextId,
+      status: { state: 'canceled' as const, timestamp: new Date().toISOString() },
+      final: true,
+    };
+    await store.commit({
+      taskId: task.id,
+      expectedVersion: record.version,
+      task: { ...record.task, status: cancel.status },
+      events: [cancel],
+    });
+    release();
+    await waitFor(() => aborted, 2000);
+    const final = await store.getTask(task.id);
+    expect(final?.task.status.state).toBe('canceled');
+    expect(final?.task.artifacts?.[0]?.parts.map((part) => (part.kind === 'text' ? part.text : ''))).toEqual(['a']);
+  });
+
   it('drops updates an agent sends after its task was canceled', async () => {
     let lateWrite: Promise<void> | undefined;
     const runtime = start(async (turn) => {
