@@ -70,7 +70,7 @@ export function whyMissed(kind: TargetKind, result: RunResult): string | undefin
       return [
         `**SQLite message/send** (${x(ratio(rps('sqlite', 'send'), rps('sdk', 'send')))} the SDK).`,
         'Every send is one SQLite write transaction (the task, its 8 log events and its message index entry; sends queued at the same moment share one), appending every page it touched to the WAL: bench/WRITES.md counts the statements, rows and WAL bytes per send.',
-        "bench/RUNTIME.md measures the CPU per send without HTTP: several times the memory store's, much of it in the kernel writing WAL pages. The SDK keeps its tasks in memory and writes nothing.",
+        'better-sqlite3 runs every statement synchronously on the event loop, so that work is added to the same thread that parses, runs the agent and answers, where the SDK keeps its tasks in memory and writes nothing; the WAL checkpoints run on a worker thread of the store.',
       ].join(' ');
     case 'send-sqlite-peer':
       return [

@@ -105,7 +105,7 @@ export function renderResults(result: RunResult, bindingShares = readBindingShar
     `- Mode: ${c.quick ? 'quick (BENCH_QUICK=1)' : 'full'}: ${c.rounds ?? 0} alternating rounds of message/send and tasks/get (every server in turn, the same order each round, a freshly started process each time), ${c.durationS} s per load after a ${c.warmupS} s warm-up, ${c.connections} connections (autocannon, in the parent process); ${fmt(c.streams)} held streams of \`sleep:${c.holdMs}\`, at most ${c.openConcurrency} connecting at a time.`,
   );
   push(
-    `- Postgres: local server over loopback (${settingsLine(result.postgres)}); the store's default pool (pg \`max\` 10). SQLite: a file in a temp dir, the store's defaults (WAL, synchronous=NORMAL).`,
+    `- Postgres: local server over loopback (${settingsLine(result.postgres)}); the store's default pool (pg \`max\` 10). SQLite: a file in a temp dir, the store's defaults (WAL, synchronous=NORMAL, checkpoints on its worker thread).`,
   );
   const peers = servers.filter((s) => s.kind === 'sdk-db');
   if (peers.length > 0) {
