@@ -34,7 +34,7 @@ export interface CheckpointerOptions {
   onFailure(error: unknown): void;
 }
 
-/** What the worker reports after each checkpoint that copied anything. */
+/** What the worker reports after each checkpoint that found frames in the WAL (copied now or before). */
 export interface CheckpointReport {
   mode: 'PASSIVE' | 'RESTART';
   /** Frames in the WAL when it ran. */
@@ -86,8 +86,8 @@ parentPort.on('message', (message) => {
  */
 export class Checkpointer {
   readonly #worker: Worker;
-  #listeners = new Set<(report: CheckpointReport) => void>();
-  #exited: Promise<void>;
+  readonly #listeners = new Set<(report: CheckpointReport) => void>();
+  readonly #exited: Promise<void>;
 
   constructor(options: CheckpointerOptions) {
     const driver = createRequire(import.meta.url).resolve('better-sqlite3');

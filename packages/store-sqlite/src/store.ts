@@ -222,8 +222,10 @@ export class SqliteStore implements A2AStore, PushStore {
         // synchronous=NORMAL cannot corrupt the file; a power loss (not a process crash) may lose
         // the last commits, a fair trade for not fsyncing on every commit.
         const mode = await enableWal(db, this.#busyTimeoutMs);
-        if (mode.toLowerCase() === 'wal') db.pragma('synchronous = NORMAL');
-        if (mode.toLowerCase() === 'wal' && owned && this.#checkpointIntervalMs > 0) this.#startCheckpointer(db);
+        if (mode.toLowerCase() === 'wal') {
+          db.pragma('synchronous = NORMAL');
+          if (owned && this.#checkpointIntervalMs > 0) this.#startCheckpointer(db);
+        }
       }
       migrate(db, this.#clock);
       this.#statements = prepare(db);

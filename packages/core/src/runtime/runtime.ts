@@ -114,7 +114,7 @@ export class A2ARuntime {
     this.store = store;
     this.workerId = options.workerId ?? `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
     this.#log = log;
-    const events = new Events(clock, options.generateId ?? (() => timeOrderedUuid()));
+    const events = new Events(clock, options.generateId ?? timeOrderedUuid);
     this.#events = events;
     this.#generations = options.draft11?.generations === true;
     const maxWait = options.draft11?.longPollMaxWaitMs ?? LONG_POLL_DEFAULT_MS;
