@@ -30,6 +30,12 @@ const EVENTS_PAYLOAD_MAX_BYTES = 7900;
 /** What an events payload starts with (a character no `<task id>:<seq>` payload of ours starts with). */
 const EVENTS_PAYLOAD_MARK = '\u0001';
 
+/**
+ * What a presence payload starts with: `\u0002<origin>`, a listening store saying it listens (see
+ * `presenceIntervalMs` in options.ts). An older release ignores it: it holds no ':' to take a seq after.
+ */
+const PRESENCE_PAYLOAD_MARK = '\u0002';
+
 export interface CommitNotifierOptions {
   /** The store's pool while it is open; undefined once closed (pending notifications are dropped). */
   pool(): pg.Pool | undefined;
@@ -152,6 +158,16 @@ export function eventsPayload(
   eventJsons: readonly string[],
 ): string {
   return `${EVENTS_PAYLOAD_MARK}${JSON.stringify([origin, taskId, firstSeq, createdAts])}\n${eventJsons.join('\n')}`;
+}
+
+/** The payload by which the store named `origin` says that it listens on the channel. */
+export function presencePayload(origin: string): string {
+  return `${PRESENCE_PAYLOAD_MARK}${origin}`;
+}
+
+/** Who says it listens, when `payload` is a presence payload; undefined for any other payload. */
+export function presenceOrigin(payload: string): string | undefined {
+  return payload.startsWith(PRESENCE_PAYLOAD_MARK) ? payload.slice(PRESENCE_PAYLOAD_MARK.length) : undefined;
 }
 
 export function isEventsPayload(payload: string): boolean {

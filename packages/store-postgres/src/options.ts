@@ -54,6 +54,20 @@ export interface PostgresStoreOptions {
    */
   listen?: boolean;
   /**
+   * How often a listening store tells the other processes on its channel that it listens (a NOTIFY
+   * of its own), and looks for other live workers in the worker leases (a worker of an earlier
+   * release says nothing). A store that has heard no other listener and seen no other live worker
+   * for three intervals sends no NOTIFY after its commits: nobody would hear it, and this process's
+   * own subscribers are told without one. On a lone worker that NOTIFY, and hearing it back, was
+   * about a third of the database's CPU per streamed chunk (issue 30, bench/TOKENS.md). A store that
+   * starts, or whose LISTEN connection comes back, says so at once, and the others notify again
+   * once they hear it; a commit made before that reaches its streams on their next poll
+   * (`followPollIntervalMs` of the runtime), never lost. `0` notifies after every commit, always.
+   * A store with `listen: false` notifies after every commit too (it cannot hear who listens).
+   * @default 5000
+   */
+  presenceIntervalMs?: number;
+  /**
    * Send each statement as a named prepared statement, so Postgres parses and plans it once per
    * connection instead of on every call (the commit statement is a five-part CTE: planning it was
    * a large part of Postgres's work per commit). Set it to false behind a pooler that cannot keep
@@ -75,13 +89,17 @@ export interface PostgresStoreOptions {
    * Called when a subscriber throws (a throwing subscriber neither fails the commit nor keeps the
    * other subscribers, or the LISTEN connection, from being called), and when the NOTIFY telling
    * other processes about commits fails (`taskId` is then the comma-separated payloads; their
-   * streams catch up on their next poll).
+   * streams catch up on their next poll), or the announcement of `presenceIntervalMs` does
+   * (`taskId` is then `'presence'`; the store notifies after every commit until one succeeds).
    * @default undefined (the error is ignored)
    */
   onListenerError?: (error: unknown, taskId: string) => void;
 }
 
 export const DEFAULT_CONNECTION_TIMEOUT_MS = 5_000;
+export const DEFAULT_PRESENCE_INTERVAL_MS = 5_000;
+/** How long another process is taken to listen after it last said so: three intervals, two may be lost. */
+export const PRESENCE_INTERVALS_HELD = 3;
 export const RECONNECT_MIN_DELAY_MS = 100;
 export const RECONNECT_MAX_DELAY_MS = 5_000;
 
@@ -104,6 +122,15 @@ export function checkOptions(options: PostgresStoreOptions): void {
   }
   if (options.groupCommit !== undefined && typeof options.groupCommit !== 'boolean') {
     throw invalid('PostgresStore: `groupCommit` must be true or false.');
+  }
+  const presence = options.presenceIntervalMs;
+  if (
+    presence !== undefined &&
+    (typeof presence !== 'number' || !Number.isInteger(presence) || presence < 0 || presence > 3_600_000)
+  ) {
+    throw invalid(
+      `PostgresStore: \`presenceIntervalMs\` must be a whole number of milliseconds from 0 (always notify) to 3600000; got ${String(presence)}.`,
+    );
   }
   if (options.onListenerError !== undefined && typeof options.onListenerError !== 'function') {
     throw invalid('PostgresStore: `onListenerError` must be a function.');

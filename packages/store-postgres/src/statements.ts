@@ -424,6 +424,13 @@ export function statements(schema: string) {
     notify: `
       WITH fast AS (SELECT set_config('synchronous_commit', 'off', true))
       SELECT pg_notify($1, p) FROM fast, json_array_elements_text($2::json) AS p`,
+    // A listening store's presence (see `presenceIntervalMs`): $1 channel, $2 its presence payload;
+    // and how many workers of $3 hold a lease at $4 (epoch ms), to hear of those of earlier releases.
+    announce: `
+      WITH fast AS (SELECT set_config('synchronous_commit', 'off', true)),
+      said AS (SELECT pg_notify($1, $2) FROM fast)
+      SELECT (SELECT count(*) FROM said)::int AS said,
+        (SELECT count(*) FROM ${s}.workers WHERE namespace = $3 AND lease_until > $4)::int AS workers`,
     // One statement: the DELETE locks each expired row, so a concurrent claimer waits, then finds
     // the row gone (or renewed by a heartbeat meanwhile: the lease is checked again) and skips it.
     // Each dead worker goes to exactly one claimer, with its turns. $2 now, $3 except (or null).

@@ -35,11 +35,20 @@ import { describeTarget, messageOf, notOpen, openError, resolveTarget, storeErro
 import { type CommitRow, GroupCommit, type PreparedCommit } from './group-commit.js';
 import { NotificationListener } from './listener.js';
 import { appliedVersions, LATEST_VERSION, migrate, pendingMigrations } from './migrations.js';
-import { CommitNotifier, isEventsPayload, ownEventsPayloadPrefix, parseEventsPayload } from './notifier.js';
+import {
+  CommitNotifier,
+  isEventsPayload,
+  ownEventsPayloadPrefix,
+  parseEventsPayload,
+  presenceOrigin,
+  presencePayload,
+} from './notifier.js';
 import {
   checkOptions,
   DEFAULT_CONNECTION_TIMEOUT_MS,
+  DEFAULT_PRESENCE_INTERVAL_MS,
   type PostgresStoreOptions,
+  PRESENCE_INTERVALS_HELD,
   RECONNECT_MAX_DELAY_MS,
   RECONNECT_MIN_DELAY_MS,
 } from './options.js';
@@ -110,6 +119,12 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
   readonly #groupCommit: GroupCommit | undefined;
   /** Tasks created through this store (see {@link PostgresStore.#countCreated}). */
   #created = 0;
+  /** `presenceIntervalMs`; 0 when every commit notifies. */
+  readonly #presenceIntervalMs: number;
+  /** Until when (performance.now()) another process may listen on the channel: see {@link #othersMayListen}. */
+  #othersListenUntil = Number.NEGATIVE_INFINITY;
+  /** Says this store's presence every `presenceIntervalMs` while it listens. */
+  #presenceTimer: NodeJS.Timeout | undefined;
 
   constructor(options: PostgresStoreOptions = {}) {
     checkOptions(options);
@@ -151,6 +166,7 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
             plainUpdates: this.#sql.plainUpdates,
           });
     const listen = options.listen ?? true;
+    this.#presenceIntervalMs = listen ? (options.presenceIntervalMs ?? DEFAULT_PRESENCE_INTERVAL_MS) : 0;
     // The runtime then commits a task's streamed chunks at most every 40 ms (each commit is a
     // transaction on the server every worker shares; issue 30, bench/TOKENS.md).
     this.supports = { ...fullStoreCapabilities(true, listen), streamCommitIntervalMs: STREAM_COMMIT_INTERVAL_MS };
@@ -211,6 +227,48 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     this.#listener = listener;
     this.#open = true;
     this.#closed = false;
+    if (listener !== undefined && this.#presenceIntervalMs > 0) {
+      // Until it hears from them, the others may be listening (it cannot have heard them yet). They
+      // hear of this one before open() resolves, so they notify it of what they commit from then on.
+      this.#heardOthers();
+      await this.#announce();
+      this.#presenceTimer = setInterval(() => void this.#announce(), this.#presenceIntervalMs).unref();
+    }
+  }
+
+  /**
+   * Says on the channel that this store listens, and counts the live workers of its namespace (one
+   * more than this process's means another is there, perhaps of a release that says nothing).
+   */
+  async #announce(): Promise<void> {
+    if (this.#pool === undefined) return;
+    try {
+      const { rows } = await this.#query<{ workers: number }>(
+        this.#sql.announce,
+        [this.#channel, presencePayload(this.#origin), this.namespace, this.#clock()],
+        undefined,
+      );
+      if ((rows[0]?.workers ?? 0) > 1) this.#heardOthers();
+    } catch (error) {
+      if (this.#pool === undefined) return; // closed meanwhile
+      // Who listens is unknown: notify as if someone did, until the next announcement tells.
+      this.#heardOthers();
+      this.#options.onListenerError?.(error, 'presence');
+    }
+  }
+
+  /** Another process listens, or may: commits notify for the next `presenceIntervalMs` × 3. */
+  #heardOthers(): void {
+    this.#othersListenUntil = performance.now() + this.#presenceIntervalMs * PRESENCE_INTERVALS_HELD;
+  }
+
+  /**
+   * Whether a commit's NOTIFY can reach anyone: always without presence (`presenceIntervalMs: 0`,
+   * or a store that does not listen and so cannot hear who does); otherwise while another
+   * listener, or another live worker, was heard of lately.
+   */
+  #othersMayListen(): boolean {
+    return this.#presenceIntervalMs === 0 || performance.now() < this.#othersListenUntil;
   }
 
   #notMigrated(missing: number[]): A2AError {
@@ -240,11 +298,22 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
           this.#heard(payload);
           return;
         }
+        const present = presenceOrigin(payload);
+        if (present !== undefined) {
+          if (present !== this.#origin) this.#heardOthers();
+          return;
+        }
         const at = payload.lastIndexOf(':');
         const seq = Number(payload.slice(at + 1));
         if (at > 0 && Number.isInteger(seq)) this.#notify(payload.slice(0, at), seq);
       },
       onReconnect: async (client) => {
+        // Others may have started while this connection was down, unheard: notify until told
+        // otherwise, and say at once that this store listens again (they may have stopped notifying).
+        if (this.#presenceIntervalMs > 0) {
+          this.#heardOthers();
+          void this.#announce();
+        }
         // Notifications sent while we were disconnected are gone: tell every subscriber the
         // task's current version, and they read what they missed from the log.
         // subscribeAll's listeners cannot be told what they missed: ('', 0) asks them to read again.
@@ -283,6 +352,8 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     const listener = this.#listener;
     this.#pool = undefined;
     this.#listener = undefined;
+    clearInterval(this.#presenceTimer);
+    this.#presenceTimer = undefined;
     await this.#groupCommit?.close();
     await listener?.close();
     if (pool !== undefined && this.#ownsPool) await pool.end();
@@ -449,8 +520,11 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     // Tell this process's subscribers now rather than after the NOTIFY round trip; they get the
     // NOTIFY too (duplicates are allowed). A turn waiting behind `finishTurn` hears it this way.
     this.#subscribers.notify(taskId, version);
-    // A task no other process can know of yet (its creating commit, see core.CommitRequest) needs no NOTIFY.
-    if (request.unknownElsewhere !== true) this.#notifier.notify(taskId, version, commit.eventJsons, commit.createdAt);
+    // A task no other process can know of yet (its creating commit, see core.CommitRequest) needs no
+    // NOTIFY, nor does any commit while no other process listens (see `presenceIntervalMs`).
+    if (request.unknownElsewhere !== true && this.#othersMayListen()) {
+      this.#notifier.notify(taskId, version, commit.eventJsons, commit.createdAt);
+    }
     if (enqueueTurn === undefined) return { version };
     const position = Number(rows[0]?.position);
     const { messageId, workerId } = enqueueTurn;
@@ -867,6 +941,8 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
    */
   #heard(payload: string): void {
     if (payload.startsWith(this.#ownEventsPayload)) return;
+    // Another process commits and notifies: it listens too, as a store does by default.
+    if (this.#presenceIntervalMs > 0) this.#heardOthers();
     const heard = parseEventsPayload(payload);
     if (heard === undefined || !this.#subscribers.has(heard.taskId)) return;
     this.#recent.recordHeard(heard.taskId, heard.firstSeq, heard.eventJsons, heard.createdAts);
