@@ -253,8 +253,9 @@ function plainUpdatesOf(batch: readonly PreparedCommit[]): number[] {
 
 /**
  * The values of the plain-updates statement for `commits` (see `plainUpdates` in statements.ts):
- * the namespace, and the commits as one JSON text. Built by hand so that each task and its
- * events, already JSON texts, go in as they are rather than being escaped into strings.
+ * the namespace, the commits as one JSON text, and their snapshots as another. Built by hand so
+ * that each task and its events, already JSON texts, go in as they are rather than being escaped
+ * into strings.
  */
 function plainUpdateValues(commits: readonly PreparedCommit[]): unknown[] {
   // Positions in the per-commit statement's values (see `commitStatements`).
@@ -263,11 +264,12 @@ function plainUpdateValues(commits: readonly PreparedCommit[]): unknown[] {
     return (
       `{"task_id":${JSON.stringify(values[1])},"context_id":${JSON.stringify(values[2])}` +
       `,"state":${JSON.stringify(values[3])},"version":${Number(values[4])},"expected":${Number(values[7])}` +
-      `,"task":${values[5] as string},"status_ts":${Number(values[10])},"now":${Number(values[6])}` +
+      `,"status_ts":${Number(values[10])},"now":${Number(values[6])}` +
       `,"events":${values[8] as string},"trace_context":${traceContext == null ? 'null' : JSON.stringify(traceContext)}}`
     );
   });
-  return [commits[0]?.values[0], `[${items.join(',')}]`];
+  const tasks = commits.map(({ values }) => values[5] as string);
+  return [commits[0]?.values[0], `[${items.join(',')}]`, `[${tasks.join(',')}]`];
 }
 
 /**

@@ -179,14 +179,14 @@ describe('the planner looks tasks up by their primary key', () => {
           state: 'working',
           version: 2,
           expected: 1,
-          task: target,
           status_ts: 1,
           now: 1,
           events: [],
           trace_context: null,
         },
       ]);
-      const plan = (await client.query(`EXPLAIN ${statements(schema).plainUpdates}`, ['default', input])).rows
+      const snapshots = JSON.stringify([target]);
+      const plan = (await client.query(`EXPLAIN ${statements(schema).plainUpdates}`, ['default', input, snapshots])).rows
         .map((row) => row['QUERY PLAN'])
         .join('\n');
       expect(plan).toMatch(/Index Scan using tasks_pkey on tasks t/);
