@@ -186,7 +186,9 @@ describe('the planner looks tasks up by their primary key', () => {
         },
       ]);
       const snapshots = JSON.stringify([target]);
-      const plan = (await client.query(`EXPLAIN ${statements(schema).plainUpdates}`, ['default', input, snapshots])).rows
+      const plan = (
+        await client.query(`EXPLAIN ${statements(schema).plainUpdates}`, ['default', input, snapshots])
+      ).rows
         .map((row) => row['QUERY PLAN'])
         .join('\n');
       expect(plan).toMatch(/Index Scan using tasks_pkey on tasks t/);
