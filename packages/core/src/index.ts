@@ -199,6 +199,7 @@ export type {
   PushProtocolVersion,
   PushStore,
   QueueSlot,
+  ReadEventsOptions,
   SavePushConfigRequest,
   StoreCallContext,
   StoreCapabilities,

@@ -47,7 +47,8 @@ export class RuntimeService implements A2AService {
     params: OperationParams<'sendStreamingMessage'>,
     ctx: CallContext,
   ): Promise<AsyncGenerator<StreamFrame>> {
-    const options = ctx.signal === undefined ? {} : { signal: ctx.signal };
+    // The dispatcher and the bindings only encode frames: the streams may share the store's events.
+    const options = ctx.signal === undefined ? { sharedFrames: true } : { signal: ctx.signal, sharedFrames: true };
     if (ctx.lastEventId !== undefined) {
       const resumed = await this.#runtime.resumeMessageStream(params, ctx.lastEventId, options, ctx);
       if (resumed !== undefined) return resumed;
@@ -85,6 +86,7 @@ export class RuntimeService implements A2AService {
         // `final` flag says: a status in `input-required` is the last event of its stream
         // (§7.2.2), and its clients stop reading there (docs/bindings-and-versions.md).
         untilTerminal: ctx.version !== '0.3',
+        sharedFrames: true,
       },
       ctx,
     );

@@ -36,6 +36,61 @@ describe('RecentEvents', () => {
     expect(seqs(recent.read('t', 1, 1))).toEqual([2]);
   });
 
+  it("parses afresh for every plain read, so each answer is its caller's to change", () => {
+    const recent = new RecentEvents();
+    recent.record('t', 1, jsons('t', 'a'), 1);
+    const first = recent.read('t', 0)?.[0]?.event as Extract<TaskEvent, { kind: 'artifact-update' }>;
+    first.artifact.parts = [];
+    const second = recent.read('t', 0)?.[0]?.event;
+    expect(second).not.toBe(first);
+    expect(second).toEqual(chunk('t', 'a'));
+  });
+
+  it('answers shared reads with one object per event: the committed one when handed over, else parsed once', () => {
+    const recent = new RecentEvents();
+    const committed = [chunk('t', 'a'), chunk('t', 'b')];
+    recent.record('t', 1, jsons('t', 'a', 'b'), 1, committed);
+    recent.record('t', 3, jsons('t', 'c'), 2);
+
+    const shared = recent.read('t', 0, undefined, true);
+    expect(shared?.map((e) => e.event)).toEqual([chunk('t', 'a'), chunk('t', 'b'), chunk('t', 'c')]);
+    expect(shared?.[0]?.event).toBe(committed[0]);
+    expect(shared?.[1]?.event).toBe(committed[1]);
+    // Parsed at its first shared read, then the same object for every later one.
+    const again = recent.read('t', 1, undefined, true);
+    expect(again?.[0]?.event).toBe(committed[1]);
+    expect(again?.[1]?.event).toBe(shared?.[2]?.event);
+    // A plain read still gets copies, never the shared objects.
+    const plain = recent.read('t', 0);
+    expect(plain?.map((e) => e.event)).toEqual(shared?.map((e) => e.event));
+    for (const [i, stored] of (plain ?? []).entries()) expect(stored.event).not.toBe(shared?.[i]?.event);
+  });
+
+  it('counts an event held as an object twice against its bounds, and drops it by them', () => {
+    const one = jsons('t', 'a')[0]?.length as number;
+    const recent = new RecentEvents({ maxCharsPerTask: 3 * one });
+    recent.record('t', 1, jsons('t', 'a'), 1, [chunk('t', 'a')]);
+    expect(recent.chars).toBe(2 * one);
+    recent.record('t', 2, jsons('t', 'b'), 1);
+    expect(recent.chars).toBe(3 * one);
+    recent.read('t', 1, undefined, true); // event 2 now held as an object too
+    expect(recent.chars).toBe(4 * one);
+    // Over 3 × one: the oldest go until it fits (event 1, weighing 2 × one).
+    recent.record('t', 3, jsons('t', 'c'), 1);
+    expect(seqs(recent.read('t', 1))).toEqual([2, 3]);
+    expect(recent.read('t', 0)).toBeUndefined();
+    expect(recent.chars).toBe(3 * one);
+  });
+
+  it('ignores committed objects that do not match the texts one for one', () => {
+    const recent = new RecentEvents();
+    const lone = chunk('t', 'a');
+    recent.record('t', 1, jsons('t', 'a', 'b'), 1, [lone]);
+    const shared = recent.read('t', 0, undefined, true);
+    expect(shared?.[0]?.event).not.toBe(lone);
+    expect(shared?.map((e) => e.event)).toEqual([chunk('t', 'a'), chunk('t', 'b')]);
+  });
+
   it('has no answer unless it holds the event right after afterSeq', () => {
     const recent = new RecentEvents();
     recent.record('t', 5, jsons('t', 'e', 'f'), 1);

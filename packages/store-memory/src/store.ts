@@ -32,6 +32,7 @@ import {
   type PushDeliveryState,
   type PushStore,
   type QueueSlot,
+  type ReadEventsOptions,
   type SavePushConfigRequest,
   type StoreCallContext,
   type StoreCapabilities,
@@ -295,12 +296,21 @@ export class MemoryStore implements A2AStore, PushStore {
     return versions;
   }
 
-  async readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]> {
+  async readEvents(
+    taskId: string,
+    afterSeq: number,
+    limit?: number,
+    ctx?: StoreCallContext,
+    options?: ReadEventsOptions,
+  ): Promise<StoredEvent[]> {
     this.#check(ctx);
     const events = this.#tasks.get(taskId)?.events ?? [];
     // events[i] has seq i + 1: the log has no gaps.
     const start = Math.max(0, afterSeq);
-    return cloneJson(events.slice(start, limit === undefined ? undefined : start + Math.max(0, limit)));
+    const read = events.slice(start, limit === undefined ? undefined : start + Math.max(0, limit));
+    // A shared read gets the log's own entries: its caller never changes them (issue 30: one copy
+    // less per event and per stream). The entries are never changed here either once appended.
+    return options?.shared === true ? read : cloneJson(read);
   }
 
   async listTasksByContext(

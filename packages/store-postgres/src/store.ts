@@ -516,7 +516,9 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     }
     if (request.expectedVersion === 0) this.#countCreated();
     // Committed: remember the events before the subscribers, woken below, read them back.
-    this.#recent.record(taskId, request.expectedVersion + 1, commit.eventJsons, commit.createdAt);
+    // Handed over (`transfer`): the committed objects are what shared reads answer, parsed by no one.
+    const events = request.transfer === true ? request.events : undefined;
+    this.#recent.record(taskId, request.expectedVersion + 1, commit.eventJsons, commit.createdAt, events);
     // Tell this process's subscribers now rather than after the NOTIFY round trip; they get the
     // NOTIFY too (duplicates are allowed). A turn waiting behind `finishTurn` hears it this way.
     this.#subscribers.notify(taskId, version);
@@ -599,9 +601,10 @@ export class PostgresStore implements core.A2AStore, core.PushStore {
     afterSeq: number,
     limit?: number,
     ctx?: core.StoreCallContext,
+    options?: core.ReadEventsOptions,
   ): Promise<core.StoredEvent[]> {
     this.#ready(ctx);
-    const recent = this.#recent.read(taskId, afterSeq, limit);
+    const recent = this.#recent.read(taskId, afterSeq, limit, options?.shared === true);
     if (recent !== undefined) return recent;
     const { rows } = await this.#query<core.EventRow>(
       this.#sql.readEvents,

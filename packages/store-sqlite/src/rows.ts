@@ -1,6 +1,13 @@
 /** The rows and statement parameters only the SQLite store has; the rows both SQL stores read are in @fastify-a2a/core. */
 
-import type { EnqueueTurnRequest, IndexedMessage, QueueSlot, TaskRow, WorkerDescription } from '@fastify-a2a/core';
+import type {
+  EnqueueTurnRequest,
+  IndexedMessage,
+  QueueSlot,
+  TaskEvent,
+  TaskRow,
+  WorkerDescription,
+} from '@fastify-a2a/core';
 
 /** A row of a listTasks page: the record and its key in the list. */
 export interface ListedRow extends TaskRow {
@@ -52,6 +59,8 @@ export interface CommitArgs {
   write: TaskWrite;
   expectedVersion: number;
   eventJsons: string[];
+  /** The events themselves when the committer handed them over (`CommitRequest.transfer`). */
+  transferred: readonly TaskEvent[] | undefined;
   /** User messages to index (see `indexedMessages` in @fastify-a2a/core). */
   messages: IndexedMessage[];
   /** Their scope in the index: the commit's owner, '' for the anonymous scope. */

@@ -36,6 +36,7 @@ import {
   type PushDeliveryFilter,
   type PushStore,
   type QueueSlot,
+  type ReadEventsOptions,
   RecentEvents,
   type SavePushConfigRequest,
   type StoreCallContext,
@@ -300,6 +301,8 @@ export class SqliteStore implements A2AStore, PushStore {
       args = {
         expectedVersion,
         eventJsons: events.map((event) => JSON.stringify(event)),
+        // Handed over (`transfer`): the committed objects are what shared reads answer (RecentEvents).
+        transferred: request.transfer === true ? events : undefined,
         messages: indexedMessages(events),
         scope: request.owner ?? ANONYMOUS_SCOPE,
         write: {
@@ -347,11 +350,17 @@ export class SqliteStore implements A2AStore, PushStore {
    * such an answer may end before events other processes committed after them, and why that is
    * never before a version this instance reported.
    */
-  async readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]> {
+  async readEvents(
+    taskId: string,
+    afterSeq: number,
+    limit?: number,
+    ctx?: StoreCallContext,
+    options?: ReadEventsOptions,
+  ): Promise<StoredEvent[]> {
     return this.#run(
       ctx,
       (s) =>
-        this.#recent.read(taskId, afterSeq, limit) ??
+        this.#recent.read(taskId, afterSeq, limit, options?.shared === true) ??
         s.readEvents.all(this.#namespace, taskId, afterSeq, sqlLimit(limit)).map(fromRow.event),
     );
   }
@@ -640,7 +649,7 @@ export class SqliteStore implements A2AStore, PushStore {
 
   /** A commit of this instance was written: remember its events (see RecentEvents). */
   #remember(args: CommitArgs): void {
-    this.#recent.record(args.write.taskId, args.expectedVersion + 1, args.eventJsons, args.write.now);
+    this.#recent.record(args.write.taskId, args.expectedVersion + 1, args.eventJsons, args.write.now, args.transferred);
   }
 
   async #run<T>(ctx: StoreCallContext | undefined, fn: (statements: Statements) => T): Promise<T> {

@@ -17,7 +17,7 @@ import {
 import { type MultiMap, multiMapAdd, multiMapDelete, multiMapValues } from '../multi-map.js';
 import type { StreamSignal } from '../protocol/context.js';
 import type { StreamFrame } from '../protocol/operations.js';
-import type { A2AStore, StoreCallContext, StoredEvent } from '../store/index.js';
+import type { A2AStore, ReadEventsOptions, StoreCallContext, StoredEvent } from '../store/index.js';
 import { noTelemetry, type Telemetry } from '../telemetry.js';
 import type { StreamOptions } from './options.js';
 
@@ -46,6 +46,8 @@ export interface FollowOptions {
   storeContext: StoreCallContext | undefined;
   /** Each update event sent carries the task's generation after it (A2A 1.1 draft, `draft11.generations`). */
   generations: boolean;
+  /** The store's reads for the stream: shared when the consumer never changes frames (StreamOptions.sharedFrames). */
+  readOptions: ReadEventsOptions | undefined;
 }
 
 export function followOptions(
@@ -69,8 +71,12 @@ export function followOptions(
     onlySnapshot: extra.onlySnapshot ?? false,
     storeContext,
     generations: extra.generations ?? false,
+    readOptions: options.sharedFrames === true ? SHARED_READ : undefined,
   };
 }
+
+/** The reads of a stream whose frames no one changes, and of the runtime's own scans of a log. */
+const SHARED_READ: ReadEventsOptions = Object.freeze({ shared: true });
 
 /** Whether a status in `state` ends a stream that follows `options`. */
 function endsHere(state: TaskState, options: FollowOptions): boolean {
@@ -133,7 +139,7 @@ export class Follower {
   async turnEndSeq(taskId: string, messageId: string, ctx: StoreCallContext | undefined): Promise<number | undefined> {
     let after = await this.turnStartSeq(taskId, messageId, ctx);
     for (;;) {
-      const events = await this.#store.readEvents(taskId, after, READ_BATCH, ctx);
+      const events = await this.#store.readEvents(taskId, after, READ_BATCH, ctx, SHARED_READ);
       if (events.length === 0) return undefined;
       for (const { seq, event } of events) {
         if ((event.kind === 'turn-end' && event.turnId === messageId) || endsStream(event)) return seq;
@@ -148,7 +154,7 @@ export class Follower {
   async turnStartSeq(taskId: string, messageId: string, ctx: StoreCallContext | undefined): Promise<number> {
     let after = 0;
     for (;;) {
-      const events = await this.#store.readEvents(taskId, after, READ_BATCH, ctx);
+      const events = await this.#store.readEvents(taskId, after, READ_BATCH, ctx, SHARED_READ);
       if (events.length === 0) return after;
       for (const { seq, event } of events) {
         if (
@@ -174,7 +180,10 @@ export class Follower {
   ): Promise<void> {
     const startSeq = await this.turnStartSeq(taskId, messageId, ctx);
     const signal = maxWaitMs === undefined ? undefined : AbortSignal.timeout(maxWaitMs);
-    const options = followOptions(signal === undefined ? {} : { signal }, ctx, { messageId });
+    // Its frames are drained unread: shared.
+    const options = followOptions(signal === undefined ? { sharedFrames: true } : { signal, sharedFrames: true }, ctx, {
+      messageId,
+    });
     for await (const _ of this.follow(taskId, startSeq, options)) {
       // drain: follow returns at the turn's end
     }
@@ -459,7 +468,13 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
     let generation = 0;
     let after = 0;
     while (after < seq) {
-      const events = await this.#store.readEvents(this.taskId, after, READ_BATCH, this.#options.storeContext);
+      const events = await this.#store.readEvents(
+        this.taskId,
+        after,
+        READ_BATCH,
+        this.#options.storeContext,
+        SHARED_READ,
+      );
       if (events.length === 0) break;
       for (const stored of events) {
         if (stored.seq > seq) return generation;
@@ -508,7 +523,13 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
       if (this.#readToEnd && !this.#notified && !this.#checkTask && this.last >= this.#announced) return WAIT;
       const notified = this.#notified;
       this.#notified = false;
-      const events = await this.#store.readEvents(this.taskId, this.last, READ_BATCH, options.storeContext);
+      const events = await this.#store.readEvents(
+        this.taskId,
+        this.last,
+        READ_BATCH,
+        options.storeContext,
+        options.readOptions,
+      );
       this.#batch = events;
       this.#index = 0;
       this.#readToEnd = events.length < READ_BATCH;

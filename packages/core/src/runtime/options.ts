@@ -249,4 +249,11 @@ export interface StreamOptions {
    * state (0.3's `tasks/resubscribe`, whose `final` flag marks that end).
    */
   untilTerminal?: boolean;
+  /**
+   * The caller never changes the frames the stream yields (nor anything they reference): the
+   * runtime may then hand it the store's own event objects, shared with the task's other streams,
+   * instead of a copy each (the store's `readEvents` option `shared`; issue 30). The A2A service
+   * behind the plugin's and the gRPC server's routes sets it: they only encode frames.
+   */
+  sharedFrames?: boolean;
 }

@@ -123,6 +123,18 @@ export interface CommitRequest {
   transfer?: boolean;
 }
 
+/** How a caller of {@link TaskStore.readEvents} uses what it reads. */
+export interface ReadEventsOptions {
+  /**
+   * The caller never mutates the events it gets (nor anything they reference): a store that keeps
+   * event objects (the memory store; a SQL store's recent events, see `RecentEvents`) may then
+   * return its own instead of copies, and several readers the same objects. Without it, every
+   * answer is the caller's own copy. The runtime's streams set it when their consumer has said it
+   * only reads frames (issue 30: one copy less per event and per stream).
+   */
+  shared?: boolean;
+}
+
 export interface CommitResult {
   /** The task's version after the commit: the sequence number of its last event. */
   version: number;
@@ -246,8 +258,16 @@ export interface TaskStore {
    * `getVersions`, a version conflict or a notification), and `[]` always means the log has
    * nothing after `afterSeq`. A reader that must reach the log's end reads until it gets `[]`, as
    * the followers do.
+   *
+   * The events are the caller's to change, unless `options.shared` says the caller never will.
    */
-  readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]>;
+  readEvents(
+    taskId: string,
+    afterSeq: number,
+    limit?: number,
+    ctx?: StoreCallContext,
+    options?: ReadEventsOptions,
+  ): Promise<StoredEvent[]>;
 
   /** Tasks of one context (of every owner), oldest first; `[]` for an unknown context. */
   listTasksByContext(contextId: string, options?: ListTasksOptions, ctx?: StoreCallContext): Promise<TaskRecord[]>;

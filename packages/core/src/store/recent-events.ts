@@ -6,10 +6,13 @@
  * it has just written itself.
  *
  * What it holds, per task: the JSON texts of the latest events this instance committed (the text
- * the store serialised for its insert, never a parsed object: a string is the smallest form, and
- * every read parses its own copy, as the contract's "copied out" requires), contiguous, with their
- * sequence numbers and commit times. Bounded per task and in total; tasks beyond the bound are
- * dropped least recently committed first.
+ * the store serialised for its insert: a string is the smallest form, and every read parses its own
+ * copy, as the contract's "copied out" requires), contiguous, with their sequence numbers and commit
+ * times. Bounded per task and in total (by the texts' length); tasks beyond the bound are dropped
+ * least recently committed first. Beside a text it may hold the event as an object, for readers
+ * that never change what they read (`readEvents`'s `shared`): the committed object itself when
+ * its committer handed it over (`CommitRequest.transfer`), else the first shared read's parse, so
+ * that the streams of a task share one object per event rather than parsing one each (issue 30).
  *
  * Why an answer from here is right, though other instances commit to the same tables:
  * - an event never changes once committed, so each event held is the database's event at that
@@ -63,12 +66,26 @@ export const RECENT_EVENTS_DEFAULTS: Readonly<Required<RecentEventsLimits>> = Ob
   maxChars: 8 * 1024 * 1024,
 });
 
-/** One task's latest events: `texts[i]` is the event at seq `first + i`, committed at `times[i]`. */
+/**
+ * One task's latest events: `texts[i]` is the event at seq `first + i`, committed at `times[i]`;
+ * `shared[i]` is that event as an object no one changes, once one is known.
+ */
 interface TaskTail {
   first: number;
   texts: string[];
   times: number[];
+  shared: (TaskEvent | undefined)[];
   chars: number;
+}
+
+/**
+ * What event `i` of a tail counts against the bounds: its text's length, twice when it is also held
+ * as an object (a parsed event takes at least the room of its text), so that the bounds hold what
+ * is kept, not only the texts.
+ */
+function weightOf(tail: TaskTail, i: number): number {
+  const length = (tail.texts[i] as string).length;
+  return tail.shared[i] === undefined ? length : 2 * length;
 }
 
 /** See the module comment. One per store instance (an instance has one namespace). */
@@ -96,7 +113,7 @@ export class RecentEvents {
     return this.#tasks.size;
   }
 
-  /** JSON characters held in all. */
+  /** JSON characters held in all (an event also held as an object counts twice: see weightOf). */
   get chars(): number {
     return this.#chars;
   }
@@ -105,10 +122,18 @@ export class RecentEvents {
    * Records a commit that succeeded (call it after the transaction committed and before the
    * store's subscribers are told): `eventJsons` are its events' JSON texts, the first at seq
    * `firstSeq`, all committed at `createdAt`. Events that do not follow the task's held ones
-   * (another instance committed in between) replace them.
+   * (another instance committed in between) replace them. `events`, when given, are the committed
+   * objects themselves, which their committer will never change (`CommitRequest.transfer`): shared
+   * reads answer them.
    */
-  record(taskId: string, firstSeq: number, eventJsons: readonly string[], createdAt: number): void {
-    this.#hold(taskId, firstSeq, eventJsons, createdAt);
+  record(
+    taskId: string,
+    firstSeq: number,
+    eventJsons: readonly string[],
+    createdAt: number,
+    events?: readonly TaskEvent[],
+  ): void {
+    this.#hold(taskId, firstSeq, eventJsons, createdAt, events?.length === eventJsons.length ? events : undefined);
   }
 
   /**
@@ -133,12 +158,18 @@ export class RecentEvents {
     }
     const texts = skip === 0 ? eventJsons : eventJsons.slice(skip);
     const times = skip === 0 ? createdAts : createdAts.slice(skip);
-    this.#hold(taskId, firstSeq + skip, texts, times);
+    this.#hold(taskId, firstSeq + skip, texts, times, undefined);
     return this.#tasks.has(taskId);
   }
 
-  /** `createdAt`: one time for all the events, or one each. */
-  #hold(taskId: string, firstSeq: number, eventJsons: readonly string[], createdAt: number | readonly number[]): void {
+  /** `createdAt`: one time for all the events, or one each; `events`: the objects of `eventJsons`, if known. */
+  #hold(
+    taskId: string,
+    firstSeq: number,
+    eventJsons: readonly string[],
+    createdAt: number | readonly number[],
+    events: readonly TaskEvent[] | undefined,
+  ): void {
     if (eventJsons.length === 0) return;
     let tail = this.#tasks.get(taskId);
     if (tail !== undefined) {
@@ -149,13 +180,16 @@ export class RecentEvents {
       }
     }
     this.#seen.delete(taskId);
-    tail ??= { first: firstSeq, texts: [], times: [], chars: 0 };
+    tail ??= { first: firstSeq, texts: [], times: [], shared: [], chars: 0 };
     for (let i = 0; i < eventJsons.length; i++) {
       const text = eventJsons[i] as string;
       tail.texts.push(text);
       tail.times.push(typeof createdAt === 'number' ? createdAt : (createdAt[i] as number));
-      tail.chars += text.length;
-      this.#chars += text.length;
+      const event = events?.[i];
+      tail.shared.push(event);
+      const weight = event === undefined ? text.length : 2 * text.length;
+      tail.chars += weight;
+      this.#chars += weight;
     }
     const { maxEventsPerTask, maxCharsPerTask, maxChars, maxTasks } = this.#limits;
     let drop = 0;
@@ -164,12 +198,13 @@ export class RecentEvents {
       drop < tail.texts.length &&
       (tail.texts.length - drop > maxEventsPerTask || tail.chars - dropped > maxCharsPerTask)
     ) {
-      dropped += (tail.texts[drop] as string).length;
+      dropped += weightOf(tail, drop);
       drop++;
     }
     if (drop > 0) {
       tail.texts.splice(0, drop);
       tail.times.splice(0, drop);
+      tail.shared.splice(0, drop);
       tail.first += drop;
       tail.chars -= dropped;
       this.#chars -= dropped;
@@ -184,12 +219,13 @@ export class RecentEvents {
   }
 
   /**
-   * The events after `afterSeq` (at most `limit`, and up to the last held), each parsed afresh;
-   * `undefined` when the event at `afterSeq + 1` is not held (read the database). A non-integer
-   * `afterSeq` or a `limit` other than a positive integer also gives `undefined`: the database's
-   * answer (or error) for those stays the store's.
+   * The events after `afterSeq` (at most `limit`, and up to the last held), each parsed afresh, or
+   * with `shared` (the caller never changes them: `readEvents`'s option) the one object held for
+   * it, parsed at its first such read; `undefined` when the event at `afterSeq + 1` is not held
+   * (read the database). A non-integer `afterSeq` or a `limit` other than a positive integer also
+   * gives `undefined`: the database's answer (or error) for those stays the store's.
    */
-  read(taskId: string, afterSeq: number, limit?: number): StoredEvent[] | undefined {
+  read(taskId: string, afterSeq: number, limit?: number, shared = false): StoredEvent[] | undefined {
     const tail = this.#tasks.get(taskId);
     if (tail === undefined || !Number.isInteger(afterSeq)) return undefined;
     if (limit !== undefined && !(Number.isInteger(limit) && limit > 0)) return undefined;
@@ -198,11 +234,23 @@ export class RecentEvents {
     const end = limit === undefined ? tail.texts.length : Math.min(tail.texts.length, start + limit);
     const events: StoredEvent[] = [];
     for (let i = start; i < end; i++) {
-      events.push({
-        seq: tail.first + i,
-        event: JSON.parse(tail.texts[i] as string) as TaskEvent,
-        createdAt: tail.times[i] as number,
-      });
+      let event: TaskEvent;
+      if (shared) {
+        const held = tail.shared[i];
+        if (held !== undefined) {
+          event = held;
+        } else {
+          const text = tail.texts[i] as string;
+          event = JSON.parse(text) as TaskEvent;
+          tail.shared[i] = event;
+          // Held from now on (see weightOf); the bounds apply at the next commit recorded.
+          tail.chars += text.length;
+          this.#chars += text.length;
+        }
+      } else {
+        event = JSON.parse(tail.texts[i] as string) as TaskEvent;
+      }
+      events.push({ seq: tail.first + i, event, createdAt: tail.times[i] as number });
     }
     return events;
   }

@@ -1,3 +1,4 @@
+import { applyEvents } from '../model/task-state.js';
 import type { StoredEvent, TaskEvent } from '../store/index.js';
 import {
   appendEvents,
@@ -77,6 +78,70 @@ export function eventLog(options: ConformanceOptions): void {
       expect((await store.readEvents(task.id, 4, 2)).map((e) => e.seq)).toEqual([5]);
       expect((await store.readEvents(task.id, 1, 1)).map((e) => e.seq)).toEqual([2]);
       expect((await store.readEvents(task.id, 0, 50)).map((e) => e.seq)).toEqual([1, 2, 3, 4, 5]);
+    });
+
+    test('a shared read (readEvents option shared) answers exactly what a plain read does', async ({
+      expect,
+      store,
+    }) => {
+      const task = taskFixture({ state: 'working' });
+      await createTask(store, task, [artifactUpdate(task, 'x')]);
+      // Handed over, as the runtime commits: a store may keep these objects and share them.
+      for (let i = 0; i < 4; i++) {
+        const record = await store.getTask(task.id);
+        if (record === undefined) throw new Error('task was not stored');
+        const events = [artifactUpdate(task, `chunk ${i}`), statusUpdate(task, 'working')];
+        const snapshot = applyEvents(record.task, events);
+        await store.commit({
+          taskId: task.id,
+          expectedVersion: record.version,
+          task: snapshot,
+          events,
+          transfer: true,
+        });
+      }
+      const shared = { shared: true };
+      for (const after of [0, 1, 4, 9, 10, 12]) {
+        for (const limit of [undefined, 1, 3, 50]) {
+          const plain = await store.readEvents(task.id, after, limit);
+          expect(
+            await store.readEvents(task.id, after, limit, undefined, shared),
+            `after ${after}, limit ${limit}`,
+          ).toEqual(plain);
+        }
+      }
+      expect(await store.readEvents('no-such-task', 0, undefined, undefined, shared)).toEqual([]);
+    });
+
+    test('a plain read is a copy, also of events committed with transfer and read shared before', async ({
+      expect,
+      store,
+    }) => {
+      const task = taskFixture({ state: 'working' });
+      await createTask(store, task);
+      const record = await store.getTask(task.id);
+      if (record === undefined) throw new Error('task was not stored');
+      const events = [artifactUpdate(task, 'kept')];
+      const expected = structuredClone(events[0]);
+      await store.commit({
+        taskId: task.id,
+        expectedVersion: record.version,
+        task: applyEvents(record.task, events),
+        events,
+        transfer: true,
+      });
+      await store.readEvents(task.id, 1, undefined, undefined, { shared: true });
+
+      const [copy] = await store.readEvents(task.id, 1);
+      if (copy?.event.kind !== 'artifact-update') throw new Error('the event was not stored');
+      copy.event.artifact.parts = [];
+      copy.event.taskId = 'changed';
+      copy.seq = 99;
+
+      expect(await store.readEvents(task.id, 1)).toEqual([{ seq: 2, event: expected, createdAt: expect.any(Number) }]);
+      expect(await store.readEvents(task.id, 1, undefined, undefined, { shared: true })).toEqual([
+        { seq: 2, event: expected, createdAt: expect.any(Number) },
+      ]);
     });
 
     test('an unknown task has no events', async ({ expect, store }) => {

@@ -4,6 +4,7 @@
  */
 import { MemoryStore } from '@fastify-a2a/store-memory';
 import { describe, expect, it } from 'vitest';
+import type { TurnContext } from '../../src/executor.js';
 import type { StreamResult } from '../../src/model/types.js';
 import type { Unsubscribe } from '../../src/store/index.js';
 import { asTask, delay, useRuntimes, userMessage } from './helpers.js';
@@ -304,5 +305,67 @@ describe('a stream reads the log once per notified change (issue 30)', () => {
     // One read per notified change (the chunks, `working`, `completed`) and a few more at the
     // start and the end; an empty read after each chunk made it more than 2 × chunks.
     expect(reads).toBeLessThan(chunks + 8);
+  });
+});
+
+describe('streams whose consumer only reads share the store’s events (StreamOptions.sharedFrames; issue 30)', () => {
+  const start = useRuntimes();
+
+  /** An agent that streams `chunks` chunks once `go` resolves, then completes. */
+  function gatedAgent(chunks: number) {
+    let release: () => void = () => {};
+    const go = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const executor = async (turn: TurnContext) => {
+      await turn.working();
+      await go;
+      for (let i = 0; i < chunks; i++) {
+        await turn.artifact({ artifactId: 'a', text: `t${i}`, append: i > 0, lastChunk: i === chunks - 1 });
+        await delay(2);
+      }
+      await turn.complete();
+    };
+    return { executor, release };
+  }
+
+  /** The artifact-update events a stream yields, as the objects it yields. */
+  async function chunksOf(stream: AsyncGenerator<{ result: StreamResult }>, change = false): Promise<StreamResult[]> {
+    const chunks: StreamResult[] = [];
+    for await (const frame of stream) {
+      if (frame.result.kind !== 'artifact-update') continue;
+      chunks.push(frame.result);
+      // A consumer that did not say it only reads may change what it got.
+      if (change) frame.result.artifact.parts = [{ kind: 'text', text: 'changed' }];
+    }
+    return chunks;
+  }
+
+  const textsOf = (chunks: StreamResult[]) =>
+    chunks.map((c) =>
+      c.kind === 'artifact-update' && c.artifact.parts[0]?.kind === 'text' ? c.artifact.parts[0].text : '',
+    );
+
+  it('two sharing streams of one task get the same event objects; a stream that does not share gets its own', async () => {
+    const { executor, release } = gatedAgent(5);
+    const runtime = start(executor);
+    const sending = await runtime.streamMessage({ message: userMessage('go') }, { sharedFrames: true });
+    const first = await sending.next();
+    const taskId = first.value?.result.kind === 'task' ? first.value.result.id : '';
+    const sharing = await runtime.resubscribe({ id: taskId }, { sharedFrames: true });
+    const own = await runtime.resubscribe({ id: taskId });
+    const results = Promise.all([chunksOf(sending), chunksOf(sharing), chunksOf(own, true)]);
+    release();
+    const [a, b, c] = await results;
+
+    const expected = ['t0', 't1', 't2', 't3', 't4'];
+    expect(textsOf(a)).toEqual(expected);
+    expect(textsOf(b)).toEqual(expected);
+    for (let i = 0; i < expected.length; i++) expect(b[i]).toBe(a[i]);
+    // Its own copies: changing them (as it did) changed neither the sharing streams' objects nor the log.
+    expect(textsOf(c)).toEqual(expected.map(() => 'changed'));
+    for (let i = 0; i < expected.length; i++) expect(c[i]).not.toBe(a[i]);
+    const again = await runtime.resubscribe({ id: taskId }, { afterSeq: 0 });
+    expect(textsOf(await chunksOf(again))).toEqual(expected);
   });
 });

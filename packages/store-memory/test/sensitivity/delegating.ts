@@ -21,6 +21,7 @@ import type {
   PushDeliveryFilter,
   PushStore,
   QueueSlot,
+  ReadEventsOptions,
   SavePushConfigRequest,
   StoreCallContext,
   StoreCapabilities,
@@ -67,8 +68,14 @@ export class Delegating implements A2AStore, PushStore {
   getVersions(taskIds: readonly string[], ctx?: StoreCallContext): Promise<Map<string, number>> {
     return this.inner.getVersions(taskIds, ctx);
   }
-  readEvents(taskId: string, afterSeq: number, limit?: number, ctx?: StoreCallContext): Promise<StoredEvent[]> {
-    return this.inner.readEvents(taskId, afterSeq, limit, ctx);
+  readEvents(
+    taskId: string,
+    afterSeq: number,
+    limit?: number,
+    ctx?: StoreCallContext,
+    options?: ReadEventsOptions,
+  ): Promise<StoredEvent[]> {
+    return this.inner.readEvents(taskId, afterSeq, limit, ctx, options);
   }
   listTasksByContext(contextId: string, options?: ListTasksOptions, ctx?: StoreCallContext): Promise<TaskRecord[]> {
     return this.inner.listTasksByContext(contextId, options, ctx);

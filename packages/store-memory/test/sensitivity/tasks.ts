@@ -8,7 +8,9 @@ import {
   type InterruptedTasksQuery,
   type ListTasksOptions,
   type PurgeResult,
+  type ReadEventsOptions,
   RecentEvents,
+  type StoreCallContext,
   type StoredEvent,
   type Task,
   type TaskListPage,
@@ -121,6 +123,37 @@ export const taskBugs: Bugs = {
       new (class extends Delegating {
         override readEvents(taskId: string, afterSeq: number): Promise<StoredEvent[]> {
           return super.readEvents(taskId, afterSeq);
+        }
+      })(clock),
+  },
+  "hands out the log's own events on every read (a plain read shares too)": {
+    caughtBy: 'eventLog: a plain read is a copy, also of events committed with transfer and read shared before',
+    store: (clock) =>
+      new (class extends Delegating {
+        override readEvents(
+          taskId: string,
+          afterSeq: number,
+          limit?: number,
+          ctx?: StoreCallContext,
+        ): Promise<StoredEvent[]> {
+          return super.readEvents(taskId, afterSeq, limit, ctx, { shared: true });
+        }
+      })(clock),
+  },
+  'ignores the limit of a shared read': {
+    caughtBy: 'eventLog: a shared read (readEvents option shared) answers exactly what a plain read does',
+    store: (clock) =>
+      new (class extends Delegating {
+        override readEvents(
+          taskId: string,
+          afterSeq: number,
+          limit?: number,
+          ctx?: StoreCallContext,
+          options?: ReadEventsOptions,
+        ): Promise<StoredEvent[]> {
+          return options?.shared === true
+            ? super.readEvents(taskId, afterSeq, undefined, ctx, options)
+            : super.readEvents(taskId, afterSeq, limit, ctx);
         }
       })(clock),
   },
