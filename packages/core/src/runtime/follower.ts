@@ -5,6 +5,7 @@
  */
 
 import type { Logger } from '../logger.js';
+import { runInMicrotask } from '../microtask.js';
 import { advancesGeneration, endsStream, FIRST_GENERATION, withHistoryLength } from '../model/task-state.js';
 import {
   isFinalState,
@@ -416,7 +417,7 @@ class FollowStream implements AsyncGenerator<StreamFrame>, Waiter {
     this.#waitingList.delete(this);
     this.#checkTask = !notified;
     // Not from within the store's notification or the poll's loop.
-    queueMicrotask(() => this.#step());
+    runInMicrotask(() => this.#step());
   }
 
   /** Lets go of the subscription, the abort listener and the safety poll; the stream has ended. */

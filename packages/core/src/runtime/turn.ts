@@ -30,6 +30,7 @@
  */
 
 import { A2AError } from '../errors.js';
+import { runInMicrotask } from '../microtask.js';
 import { projectStatus } from '../model/task-state.js';
 import { isTerminalState, type Message, type Task, type TaskEvent } from '../model/types.js';
 import type { Caller } from '../protocol/context.js';
@@ -430,7 +431,7 @@ export class Turn {
         // every continuation the agent had pending has run; unlike setImmediate it does not also
         // wait for the event loop's I/O phase, which under hundreds of streams made every chunk
         // wait a whole loop turn (issue 30, bench/TOKENS.md).
-        await new Promise<void>((resolve) => queueMicrotask(() => process.nextTick(resolve)));
+        await new Promise<void>((resolve) => runInMicrotask(() => process.nextTick(resolve)));
       } else {
         // The turn's first commit (for a short answer its only one) waits for the end of the
         // loop turn: the first commits of every request read in the same I/O phase then reach the

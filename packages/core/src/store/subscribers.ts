@@ -4,6 +4,7 @@
  * goes to the store's `onListenerError`, and an error handler that throws is ignored).
  */
 
+import { runInMicrotask } from '../microtask.js';
 import { type MultiMap, multiMapAdd, multiMapDelete, multiMapHas, multiMapValues } from '../multi-map.js';
 
 interface TaskSubscription {
@@ -98,7 +99,7 @@ export class Subscribers {
   notifyLater(taskId: string, seq: number): void {
     if (this.#all.size > 0) {
       const all = [...this.#all];
-      queueMicrotask(() => {
+      runInMicrotask(() => {
         for (const subscription of all) {
           if (!this.#all.has(subscription)) continue;
           try {
@@ -111,7 +112,7 @@ export class Subscribers {
     }
     if (!this.#byTask.has(taskId)) return;
     const subscriptions = multiMapValues(this.#byTask, taskId);
-    queueMicrotask(() => {
+    runInMicrotask(() => {
       for (const subscription of subscriptions) {
         if (!multiMapHas(this.#byTask, taskId, subscription)) continue;
         try {
