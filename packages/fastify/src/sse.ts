@@ -102,8 +102,24 @@ class StreamPump {
     }
     let sent: Promise<void>;
     try {
-      const event = { id: String(result.value.seq), data: this.#stream.data(result.value) };
-      sent = reply.raw.headersSent ? reply.sse.send(event) : sendFirst(reply, event);
+      const data = this.#stream.data(result.value);
+      const raw = reply.raw;
+      if (raw.headersSent && !data.includes('\n')) {
+        // Past the first event, the event is written here rather than through @fastify/sse's
+        // send, which makes two promises and splits the data into lines for every event (issue
+        // 30: one event per streamed chunk). The data is one line (a binding's JSON), so the event
+        // is exactly what send would write. A full socket buffer waits for `drain`, or for the
+        // response's `close` (see closed()).
+        if (raw.write(`id: ${result.value.seq}\ndata: ${data}\n\n`)) {
+          this.next();
+        } else {
+          this.#writing = true;
+          raw.once('drain', this.#onWritten);
+        }
+        return;
+      }
+      const event = { id: String(result.value.seq), data };
+      sent = raw.headersSent ? reply.sse.send(event) : sendFirst(reply, event);
     } catch (error) {
       this.#fail(error);
       return;
