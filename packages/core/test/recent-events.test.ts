@@ -46,40 +46,41 @@ describe('RecentEvents', () => {
     expect(second).toEqual(chunk('t', 'a'));
   });
 
-  it('answers shared reads with one object per event: the committed one when handed over, else parsed once', () => {
+  it('hands a committed object to the first shared read, then parses as before', () => {
     const recent = new RecentEvents();
     const committed = [chunk('t', 'a'), chunk('t', 'b')];
     recent.record('t', 1, jsons('t', 'a', 'b'), 1, committed);
     recent.record('t', 3, jsons('t', 'c'), 2);
 
+    // A plain read never gets the committed objects, nor takes them.
+    const plain = recent.read('t', 0);
+    expect(plain?.map((e) => e.event)).toEqual([chunk('t', 'a'), chunk('t', 'b'), chunk('t', 'c')]);
+    for (const [i, stored] of (plain ?? []).slice(0, 2).entries()) expect(stored.event).not.toBe(committed[i]);
+
     const shared = recent.read('t', 0, undefined, true);
     expect(shared?.map((e) => e.event)).toEqual([chunk('t', 'a'), chunk('t', 'b'), chunk('t', 'c')]);
     expect(shared?.[0]?.event).toBe(committed[0]);
     expect(shared?.[1]?.event).toBe(committed[1]);
-    // Parsed at its first shared read, then the same object for every later one.
-    const again = recent.read('t', 1, undefined, true);
-    expect(again?.[0]?.event).toBe(committed[1]);
-    expect(again?.[1]?.event).toBe(shared?.[2]?.event);
-    // A plain read still gets copies, never the shared objects.
-    const plain = recent.read('t', 0);
-    expect(plain?.map((e) => e.event)).toEqual(shared?.map((e) => e.event));
-    for (const [i, stored] of (plain ?? []).entries()) expect(stored.event).not.toBe(shared?.[i]?.event);
+    // Taken: a later shared read parses its own, equal copy.
+    const again = recent.read('t', 0, undefined, true);
+    expect(again?.map((e) => e.event)).toEqual(shared?.map((e) => e.event));
+    for (const [i, stored] of (again ?? []).entries()) expect(stored.event).not.toBe(shared?.[i]?.event);
   });
 
-  it('counts an event held as an object twice against its bounds, and drops it by them', () => {
+  it('counts an event held as an object twice against its bounds, until a shared read takes it', () => {
     const one = jsons('t', 'a')[0]?.length as number;
     const recent = new RecentEvents({ maxCharsPerTask: 3 * one });
     recent.record('t', 1, jsons('t', 'a'), 1, [chunk('t', 'a')]);
     expect(recent.chars).toBe(2 * one);
-    recent.record('t', 2, jsons('t', 'b'), 1);
-    expect(recent.chars).toBe(3 * one);
-    recent.read('t', 1, undefined, true); // event 2 now held as an object too
-    expect(recent.chars).toBe(4 * one);
+    recent.record('t', 2, jsons('t', 'b'), 1, [chunk('t', 'b')]);
     // Over 3 × one: the oldest go until it fits (event 1, weighing 2 × one).
+    expect(recent.chars).toBe(2 * one);
+    expect(recent.read('t', 0)).toBeUndefined();
+    recent.read('t', 1, undefined, true); // takes event 2's object
+    expect(recent.chars).toBe(one);
     recent.record('t', 3, jsons('t', 'c'), 1);
     expect(seqs(recent.read('t', 1))).toEqual([2, 3]);
-    expect(recent.read('t', 0)).toBeUndefined();
-    expect(recent.chars).toBe(3 * one);
+    expect(recent.chars).toBe(2 * one);
   });
 
   it('ignores committed objects that do not match the texts one for one', () => {

@@ -127,9 +127,9 @@ export interface CommitRequest {
 export interface ReadEventsOptions {
   /**
    * The caller never mutates the events it gets (nor anything they reference): a store that keeps
-   * event objects (the memory store; a SQL store's recent events, see `RecentEvents`) may then
-   * return its own instead of copies, and several readers the same objects. Without it, every
-   * answer is the caller's own copy. The runtime's streams set it when their consumer has said it
+   * event objects may then return its own instead of copies, and several readers the same objects
+   * (the memory store does; a SQL store's `RecentEvents` hands a committed object to its first
+   * shared reader). Without it, every answer is the caller's own copy. The runtime's streams set it when their consumer has said it
    * only reads frames (issue 30: one copy less per event and per stream).
    */
   shared?: boolean;

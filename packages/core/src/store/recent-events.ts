@@ -9,10 +9,12 @@
  * the store serialised for its insert: a string is the smallest form, and every read parses its own
  * copy, as the contract's "copied out" requires), contiguous, with their sequence numbers and commit
  * times. Bounded per task and in total (by the texts' length); tasks beyond the bound are dropped
- * least recently committed first. Beside a text it may hold the event as an object, for readers
- * that never change what they read (`readEvents`'s `shared`): the committed object itself when
- * its committer handed it over (`CommitRequest.transfer`), else the first shared read's parse, so
- * that the streams of a task share one object per event rather than parsing one each (issue 30).
+ * least recently committed first. Beside a text it may hold the committed event itself, when its
+ * committer handed it over (`CommitRequest.transfer`), until the first reader that never changes
+ * what it reads (`readEvents`'s `shared`) takes it: the stream following the task on this instance
+ * then gets the event without parsing it (issue 30). Taken, not kept: objects held for every task
+ * held made 10,000 held streams on Postgres leave ~18 MB more behind (bench/PROFILE.md); later
+ * readers parse their own copy, as before.
  *
  * Why an answer from here is right, though other instances commit to the same tables:
  * - an event never changes once committed, so each event held is the database's event at that
@@ -68,7 +70,7 @@ export const RECENT_EVENTS_DEFAULTS: Readonly<Required<RecentEventsLimits>> = Ob
 
 /**
  * One task's latest events: `texts[i]` is the event at seq `first + i`, committed at `times[i]`;
- * `shared[i]` is that event as an object no one changes, once one is known.
+ * `shared[i]` is the committed object of that event until a shared read takes it.
  */
 interface TaskTail {
   first: number;
@@ -123,8 +125,8 @@ export class RecentEvents {
    * store's subscribers are told): `eventJsons` are its events' JSON texts, the first at seq
    * `firstSeq`, all committed at `createdAt`. Events that do not follow the task's held ones
    * (another instance committed in between) replace them. `events`, when given, are the committed
-   * objects themselves, which their committer will never change (`CommitRequest.transfer`): shared
-   * reads answer them.
+   * objects themselves, which their committer will never change (`CommitRequest.transfer`): the
+   * first shared read of each takes it.
    */
   record(
     taskId: string,
@@ -220,10 +222,10 @@ export class RecentEvents {
 
   /**
    * The events after `afterSeq` (at most `limit`, and up to the last held), each parsed afresh, or
-   * with `shared` (the caller never changes them: `readEvents`'s option) the one object held for
-   * it, parsed at its first such read; `undefined` when the event at `afterSeq + 1` is not held
-   * (read the database). A non-integer `afterSeq` or a `limit` other than a positive integer also
-   * gives `undefined`: the database's answer (or error) for those stays the store's.
+   * with `shared` (the caller never changes them: `readEvents`'s option) the committed object when
+   * one is still held, which this read takes; `undefined` when the event at `afterSeq + 1` is not
+   * held (read the database). A non-integer `afterSeq` or a `limit` other than a positive integer
+   * also gives `undefined`: the database's answer (or error) for those stays the store's.
    */
   read(taskId: string, afterSeq: number, limit?: number, shared = false): StoredEvent[] | undefined {
     const tail = this.#tasks.get(taskId);
@@ -234,21 +236,17 @@ export class RecentEvents {
     const end = limit === undefined ? tail.texts.length : Math.min(tail.texts.length, start + limit);
     const events: StoredEvent[] = [];
     for (let i = start; i < end; i++) {
+      const text = tail.texts[i] as string;
+      const held = shared ? tail.shared[i] : undefined;
       let event: TaskEvent;
-      if (shared) {
-        const held = tail.shared[i];
-        if (held !== undefined) {
-          event = held;
-        } else {
-          const text = tail.texts[i] as string;
-          event = JSON.parse(text) as TaskEvent;
-          tail.shared[i] = event;
-          // Held from now on (see weightOf); the bounds apply at the next commit recorded.
-          tail.chars += text.length;
-          this.#chars += text.length;
-        }
+      if (held !== undefined) {
+        event = held;
+        tail.shared[i] = undefined;
+        // No longer held as an object (see weightOf).
+        tail.chars -= text.length;
+        this.#chars -= text.length;
       } else {
-        event = JSON.parse(tail.texts[i] as string) as TaskEvent;
+        event = JSON.parse(text) as TaskEvent;
       }
       events.push({ seq: tail.first + i, event, createdAt: tail.times[i] as number });
     }
