@@ -129,8 +129,9 @@ export interface ReadEventsOptions {
    * The caller never mutates the events it gets (nor anything they reference): a store that keeps
    * event objects may then return its own instead of copies, and several readers the same objects
    * (the memory store does; a SQL store's `RecentEvents` hands a committed object to its first
-   * shared reader). Without it, every answer is the caller's own copy. The runtime's streams set it when their consumer has said it
-   * only reads frames (issue 30: one copy less per event and per stream).
+   * shared reader). Without it, every answer is the caller's own copy. The runtime's streams set
+   * it when their consumer has said it only reads frames (issue 30: one copy less per event and
+   * per stream).
    */
   shared?: boolean;
 }

@@ -187,9 +187,8 @@ export class RecentEvents {
       const text = eventJsons[i] as string;
       tail.texts.push(text);
       tail.times.push(typeof createdAt === 'number' ? createdAt : (createdAt[i] as number));
-      const event = events?.[i];
-      tail.shared.push(event);
-      const weight = event === undefined ? text.length : 2 * text.length;
+      tail.shared.push(events?.[i]);
+      const weight = weightOf(tail, tail.texts.length - 1);
       tail.chars += weight;
       this.#chars += weight;
     }
